@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Quick start, command 2: install, make PostgreSQL and Redis reachable, build, run every test.
+# Tests make their own databases and Redis key prefixes; they never touch data they did not create.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -d node_modules ] || npm ci
+bash scripts/services.sh
+npm run build >/dev/null # the start-up tests run the compiled server, as `npm start` does
+exec npx jest --runInBand "$@"

@@ -1,0 +1,26 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AuthModule } from './auth/auth.module';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
+import { LecturesModule } from './lectures/lectures.module';
+import { RedisModule } from './redis/redis.module';
+
+@Module({})
+export class AppModule {
+  /** The config is passed in, not read from process.env here, so tests can run several apps. */
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule,
+        RedisModule,
+        AuthModule,
+        HealthModule,
+        LecturesModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,57 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { JwtService } from '@nestjs/jwt';
+import type { Algorithm } from 'jsonwebtoken';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { AppError } from '../common/error-codes';
+import type { AuthUser } from './current-user.decorator';
+import { ROLES, Role } from './roles.decorator';
+
+const SUB_PATTERN = /^[A-Za-z0-9_.:@-]{1,64}$/;
+const ASYMMETRIC: Algorithm[] = ['RS256', 'ES256'];
+
+/** Verifies a bearer token exactly as API.md's Identity section says. */
+@Injectable()
+export class TokenVerifier {
+  private readonly jwt = new JwtService();
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  verify(token: string): AuthUser {
+    const { secret, publicKey } = this.config.jwt;
+    const alg = this.headerAlg(token);
+    let payload: Record<string, unknown>;
+    try {
+      // Each key only ever verifies its own algorithm family: an HS256 token signed with the
+      // public key as secret (the classic confusion attack) or `alg: none` is refused.
+      if (alg === 'HS256' && secret) {
+        payload = this.jwt.verify(token, { secret, algorithms: ['HS256'] });
+      } else if (ASYMMETRIC.includes(alg as Algorithm) && publicKey) {
+        payload = this.jwt.verify(token, { publicKey, algorithms: ASYMMETRIC });
+      } else {
+        throw new Error(`algorithm ${alg} is not accepted`);
+      }
+    } catch (err) {
+      throw unauthorized(err instanceof Error ? err.message : 'invalid token');
+    }
+    const { sub, role, exp } = payload;
+    if (typeof exp !== 'number') throw unauthorized('token has no exp claim');
+    if (typeof sub !== 'string' || !SUB_PATTERN.test(sub)) {
+      throw unauthorized('sub must be 1-64 characters of [A-Za-z0-9_.:@-]');
+    }
+    if (!ROLES.includes(role as Role)) throw unauthorized('role must be student or admin');
+    return { id: sub, role: role as Role };
+  }
+
+  private headerAlg(token: string): string {
+    try {
+      const header = JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString('utf8'));
+      return typeof header?.alg === 'string' ? header.alg : 'missing';
+    } catch {
+      throw unauthorized('malformed token');
+    }
+  }
+}
+
+function unauthorized(reason: string): AppError {
+  return new AppError('UNAUTHORIZED', `invalid bearer token: ${reason}`);
+}

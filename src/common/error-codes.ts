@@ -1,0 +1,49 @@
+import { HttpException } from '@nestjs/common';
+
+/** Every error code of API.md, with its HTTP status. NOT_FOUND (unknown route) is ours. */
+export const ERROR_STATUS = {
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  VALIDATION_FAILED: 400,
+  LECTURE_NOT_FOUND: 404,
+  NOT_OPEN: 409,
+  CLOSED: 409,
+  FULL: 409,
+  NO_TICKET: 403,
+  NOT_ENROLLED: 404,
+  CAPACITY_BELOW_ENROLLED: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+  UNAVAILABLE: 503,
+  NOT_FOUND: 404,
+  INTERNAL: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorBody {
+  statusCode: number;
+  code: ErrorCode;
+  message: string;
+}
+
+/** An error the client is meant to see, carrying one of the contract's codes. */
+export class AppError extends HttpException {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(
+      { statusCode: ERROR_STATUS[code], code, message } satisfies ErrorBody,
+      ERROR_STATUS[code],
+    );
+  }
+
+  get body(): ErrorBody {
+    return this.getResponse() as ErrorBody;
+  }
+}
+
+export const lectureNotFound = (id: number) =>
+  new AppError('LECTURE_NOT_FOUND', `no lecture with id ${id}`);

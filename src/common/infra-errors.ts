@@ -1,0 +1,30 @@
+// PostgreSQL SQLSTATEs that mean "the database could not do it right now", not "your input is
+// wrong": connection exceptions (08), insufficient resources (53), operator intervention (57,
+// which includes statement time-outs), lock not available (55P03), serialization failures and
+// deadlocks (40), system errors (58).
+const PG_TRANSIENT = /^(08|53|57|58|40|55P03|XX)/;
+const NET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EAI_AGAIN',
+]);
+const DRIVER_MESSAGES =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|Stream isn't writeable|Reached the max retries per request|Command timed out|Pool is draining|Cannot use a pool after calling end|Connection lost|Driver not Connected/i;
+
+/** True when an error comes from PostgreSQL or Redis being unreachable or overloaded. */
+export function isInfraError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (NET_CODES.has(code)) return true;
+    // TypeORM's QueryFailedError carries the driver's SQLSTATE as `code` too.
+    if (/^[0-9A-Z]{5}$/.test(code)) return PG_TRANSIENT.test(code);
+  }
+  const name = err.constructor?.name ?? '';
+  if (name === 'MaxRetriesPerRequestError' || name === 'ConnectionNotFoundError') return true;
+  return DRIVER_MESSAGES.test(err.message);
+}

@@ -1,0 +1,76 @@
+import { Transform } from 'class-transformer';
+import { ValidateIf, ValidationOptions, registerDecorator } from 'class-validator';
+
+/** Optional, but when present must be valid: unlike @IsOptional, `null` is not "absent". */
+export const IsOmittable = () => ValidateIf((_o, v) => v !== undefined);
+
+/** Optional, and `null` is an accepted value meaning "none" (e.g. closesAt: never). */
+export const IsNullable = () => ValidateIf((_o, v) => v !== undefined && v !== null);
+
+/** A string of min..max Unicode code points with no control characters, not blank. */
+export function IsText(min: number, max: number, options?: ValidationOptions) {
+  return (target: object, propertyName: string) =>
+    registerDecorator({
+      name: 'isText',
+      target: target.constructor,
+      propertyName,
+      options: {
+        message: `${propertyName} must be a string of ${min} to ${max} characters, not blank, without control characters`,
+        ...options,
+      },
+      validator: {
+        validate(value: unknown) {
+          if (typeof value !== 'string') return false;
+          const length = [...value].length;
+          // eslint-disable-next-line no-control-regex
+          const hasControl = /[\u0000-\u001f\u007f]/.test(value);
+          return length >= min && length <= max && !hasControl && value.trim().length > 0;
+        },
+      },
+    });
+}
+
+// A full date-time with a zone: a bare local time would mean different instants on
+// different servers.
+const ISO_DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(:(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+export function parseIsoDateTime(value: unknown): Date | undefined {
+  if (typeof value !== 'string') return undefined;
+  const m = ISO_DATE_TIME.exec(value);
+  if (!m) return undefined;
+  const [, y, mo, d, h, mi] = m.map(Number);
+  const s = m[7] === undefined ? 0 : Number(m[7]);
+  // Reject calendar impossibilities (Feb 30, 25:00) that Date would silently roll over.
+  const probe = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  const sameFields =
+    probe.getUTCFullYear() === y &&
+    probe.getUTCMonth() === mo - 1 &&
+    probe.getUTCDate() === d &&
+    probe.getUTCHours() === h &&
+    probe.getUTCMinutes() === mi;
+  const date = new Date(value);
+  if (!sameFields || Number.isNaN(date.getTime())) return undefined;
+  return y >= 1970 && y <= 9999 ? date : undefined;
+}
+
+/** An ISO 8601 date-time with a zone, years 1970–9999; transformed to a Date. */
+export function IsIsoDateTime(options?: ValidationOptions) {
+  return (target: object, propertyName: string) => {
+    registerDecorator({
+      name: 'isIsoDateTime',
+      target: target.constructor,
+      propertyName,
+      options: {
+        message: `${propertyName} must be an ISO 8601 date-time with a zone, e.g. 2026-12-01T09:00:00Z`,
+        ...options,
+      },
+      validator: { validate: (value: unknown) => value instanceof Date },
+    });
+    // Runs before validation (class-transformer), so the validator sees a Date or the raw value.
+    Transform(({ value }: { value: unknown }) => parseIsoDateTime(value) ?? value)(
+      target,
+      propertyName,
+    );
+  };
+}

@@ -1,0 +1,27 @@
+export type AdmissionMode = 'cron' | 'pubsub' | 'keyspace';
+export const ADMISSION_MODES: readonly AdmissionMode[] = ['cron', 'pubsub', 'keyspace'];
+
+/** The service's whole configuration, typed and validated once at boot (see load-config.ts). */
+export interface AppConfig {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  migrateOnStart: boolean;
+  dbPoolSize: number;
+  redisUrl: string;
+  /** Prepended to every Redis key; lets tests and shared servers keep their keys apart. */
+  redisKeyPrefix: string;
+  jwt: { secret?: string; publicKey?: string };
+  admission: {
+    mode: AdmissionMode;
+    intervalMs: number;
+    batchSize: number;
+    ticketTtlSeconds: number;
+    maxActiveTickets: number;
+  };
+  rateLimitPerSecond: number;
+  logLevel: string;
+}
+
+/** Injection token for the AppConfig object. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -1,0 +1,65 @@
+import { Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+} from 'class-validator';
+import { ADMISSION_MODES } from './app-config';
+
+// Environment values are strings: turn digit strings into numbers and 'true'/'false' into
+// booleans, and leave anything else as it is so that the validators below reject it by name.
+const toInt = () =>
+  Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value.trim()) : value,
+  );
+const toBool = () =>
+  Transform(({ value }: { value: unknown }) =>
+    value === 'true' ? true : value === 'false' ? false : value,
+  );
+
+/** The environment table of API.md, with each variable's range. */
+export class EnvSchema {
+  @IsOptional() @toInt() @IsInt() @Min(0) @Max(65535) PORT?: number;
+  @IsOptional() @IsString() @MinLength(1) HOST?: string;
+
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/.+/, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL?: string;
+  @IsOptional()
+  @toBool()
+  @IsBoolean({ message: 'DB_MIGRATE_ON_START must be true or false' })
+  DB_MIGRATE_ON_START?: boolean;
+  @IsOptional() @toInt() @IsInt() @Min(1) @Max(200) DB_POOL_SIZE?: number;
+
+  @IsOptional()
+  @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must be a redis:// URL' })
+  REDIS_URL?: string;
+  @IsOptional() @IsString() REDIS_KEY_PREFIX?: string;
+
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'JWT_SECRET must be at least 16 characters' })
+  JWT_SECRET?: string;
+  @IsOptional()
+  @Matches(/-----BEGIN [A-Z ]*PUBLIC KEY-----/, {
+    message: 'JWT_PUBLIC_KEY must be a PEM public key',
+  })
+  JWT_PUBLIC_KEY?: string;
+
+  @IsOptional() @IsIn(ADMISSION_MODES) ADMISSION_MODE?: string;
+  @IsOptional() @toInt() @IsInt() @Min(10) @Max(3_600_000) ADMISSION_INTERVAL_MS?: number;
+  @IsOptional() @toInt() @IsInt() @Min(1) @Max(10_000) ADMISSION_BATCH_SIZE?: number;
+  @IsOptional() @toInt() @IsInt() @Min(10) @Max(3600) TICKET_TTL_SECONDS?: number;
+  @IsOptional() @toInt() @IsInt() @Min(1) @Max(100_000) MAX_ACTIVE_TICKETS?: number;
+  @IsOptional() @toInt() @IsInt() @Min(0) @Max(1_000_000) RATE_LIMIT_PER_SECOND?: number;
+
+  @IsOptional()
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL?: string;
+}

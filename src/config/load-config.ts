@@ -1,0 +1,49 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { AdmissionMode, AppConfig } from './app-config';
+import { EnvSchema } from './env.schema';
+
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/enroll';
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/0';
+
+export class ConfigError extends Error {}
+
+/**
+ * Validates the environment once at boot and returns the typed config. Every bad or missing
+ * variable is named in one error, so an operator fixes them all in one go.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
+  // An empty variable means "not set", as in most shells' `FOO= cmd`.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
+  const e = plainToInstance(EnvSchema, present);
+  const problems = validateSync(e, { forbidUnknownValues: false }).flatMap((err) =>
+    Object.values(err.constraints ?? {}),
+  );
+  if (!e.JWT_SECRET && !e.JWT_PUBLIC_KEY) {
+    problems.push(
+      'JWT_SECRET (or JWT_PUBLIC_KEY) must be set: tokens cannot be verified without it',
+    );
+  }
+  if (problems.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+  return {
+    port: e.PORT ?? 3000,
+    host: e.HOST ?? '0.0.0.0',
+    databaseUrl: e.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    migrateOnStart: e.DB_MIGRATE_ON_START ?? true,
+    dbPoolSize: e.DB_POOL_SIZE ?? 10,
+    redisUrl: e.REDIS_URL ?? DEFAULT_REDIS_URL,
+    redisKeyPrefix: e.REDIS_KEY_PREFIX ?? '',
+    jwt: { secret: e.JWT_SECRET, publicKey: e.JWT_PUBLIC_KEY },
+    admission: {
+      mode: (e.ADMISSION_MODE ?? 'pubsub') as AdmissionMode,
+      intervalMs: e.ADMISSION_INTERVAL_MS ?? 1000,
+      batchSize: e.ADMISSION_BATCH_SIZE ?? 50,
+      ticketTtlSeconds: e.TICKET_TTL_SECONDS ?? 300,
+      maxActiveTickets: e.MAX_ACTIVE_TICKETS ?? 200,
+    },
+    rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND ?? 20,
+    logLevel: e.LOG_LEVEL ?? 'info',
+  };
+}

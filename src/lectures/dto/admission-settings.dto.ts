@@ -1,0 +1,11 @@
+import { IsInt, Max, Min } from 'class-validator';
+import { IsOmittable } from '../../common/validators';
+
+export class AdmissionSettingsDto {
+  /** Students admitted per tick (1–10000). */
+  @IsOmittable() @IsInt() @Min(1) @Max(10_000) batchSize?: number;
+  /** Lifetime of an admission ticket in seconds (10–3600). */
+  @IsOmittable() @IsInt() @Min(10) @Max(3600) ticketTtlSeconds?: number;
+  /** Cap on unconsumed tickets at once (1–100000). */
+  @IsOmittable() @IsInt() @Min(1) @Max(100_000) maxActiveTickets?: number;
+}

@@ -1,0 +1,18 @@
+import { Type } from 'class-transformer';
+import { IsInt, IsObject, Max, Min, ValidateNested } from 'class-validator';
+import { IsIsoDateTime, IsNullable, IsOmittable, IsText } from '../../common/validators';
+import { AdmissionSettingsDto } from './admission-settings.dto';
+
+export class CreateLectureDto {
+  @IsText(1, 200) title: string;
+  @IsInt() @Min(1) @Max(100_000) capacity: number;
+  /** Defaults to now. */
+  @IsOmittable() @IsIsoDateTime() opensAt?: Date;
+  /** Defaults to never (null). */
+  @IsNullable() @IsIsoDateTime() closesAt?: Date | null;
+  @IsOmittable()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => AdmissionSettingsDto)
+  admission?: AdmissionSettingsDto;
+}

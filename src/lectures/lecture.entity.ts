@@ -1,0 +1,43 @@
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  PrimaryGeneratedColumn,
+  UpdateDateColumn,
+} from 'typeorm';
+
+@Entity('lecture')
+export class Lecture {
+  @PrimaryGeneratedColumn()
+  id: number;
+
+  @Column({ type: 'varchar', length: 200 })
+  title: string;
+
+  @Column('int')
+  capacity: number;
+
+  @Column('int', { name: 'seats_left' })
+  seatsLeft: number;
+
+  @Column('timestamptz', { name: 'opens_at' })
+  opensAt: Date;
+
+  @Column('timestamptz', { name: 'closes_at', nullable: true })
+  closesAt: Date | null;
+
+  @Column('int', { name: 'batch_size' })
+  batchSize: number;
+
+  @Column('int', { name: 'ticket_ttl_seconds' })
+  ticketTtlSeconds: number;
+
+  @Column('int', { name: 'max_active_tickets' })
+  maxActiveTickets: number;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

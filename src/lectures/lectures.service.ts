@@ -1,0 +1,111 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { AppError, lectureNotFound } from '../common/error-codes';
+import { MAX_ID } from '../common/parse-id.pipe';
+import { CreateLectureDto } from './dto/create-lecture.dto';
+import { ListLecturesQuery } from './dto/list-lectures.query';
+import { UpdateLectureDto } from './dto/update-lecture.dto';
+import { Lecture } from './lecture.entity';
+import { LectureStatus, LectureView, toLectureView } from './lecture.view';
+
+// Each status as a WHERE clause over one `:now`, matching lectureStatus() in lecture.view.ts.
+const OPEN_WINDOW = 'l.opens_at <= :now AND (l.closes_at IS NULL OR l.closes_at > :now)';
+const STATUS_SQL: Record<LectureStatus, string> = {
+  CLOSED: 'l.closes_at <= :now',
+  SCHEDULED: 'l.opens_at > :now',
+  OPEN: `${OPEN_WINDOW} AND l.seats_left > 0`,
+  FULL: `${OPEN_WINDOW} AND l.seats_left = 0`,
+};
+
+@Injectable()
+export class LecturesService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async create(dto: CreateLectureDto): Promise<LectureView> {
+    const defaults = this.config.admission;
+    const lecture = this.db.getRepository(Lecture).create({
+      title: dto.title,
+      capacity: dto.capacity,
+      seatsLeft: dto.capacity,
+      opensAt: dto.opensAt ?? new Date(),
+      closesAt: dto.closesAt ?? null,
+      // Defaults are copied in at creation, so a lecture's admission settings never change
+      // behind an admin's back when an instance restarts with other defaults.
+      batchSize: dto.admission?.batchSize ?? defaults.batchSize,
+      ticketTtlSeconds: dto.admission?.ticketTtlSeconds ?? defaults.ticketTtlSeconds,
+      maxActiveTickets: dto.admission?.maxActiveTickets ?? defaults.maxActiveTickets,
+    });
+    assertWindow(lecture);
+    return toLectureView(await this.db.getRepository(Lecture).save(lecture));
+  }
+
+  /** Under the lecture's row lock, so a capacity change and an enroll never interleave. */
+  async update(id: number, dto: UpdateLectureDto): Promise<LectureView> {
+    const saved = await this.db.transaction(async (tx) => {
+      const lecture = await lockLecture(tx, id);
+      if (dto.capacity !== undefined) {
+        const taken = lecture.capacity - lecture.seatsLeft;
+        if (dto.capacity < taken) {
+          throw new AppError(
+            'CAPACITY_BELOW_ENROLLED',
+            `capacity ${dto.capacity} is below the ${taken} seats already taken`,
+          );
+        }
+        lecture.seatsLeft = dto.capacity - taken;
+        lecture.capacity = dto.capacity;
+      }
+      if (dto.title !== undefined) lecture.title = dto.title;
+      if (dto.opensAt !== undefined) lecture.opensAt = dto.opensAt;
+      if (dto.closesAt !== undefined) lecture.closesAt = dto.closesAt;
+      Object.assign(lecture, definedOnly(dto.admission ?? {}));
+      assertWindow(lecture);
+      return tx.save(lecture);
+    });
+    return toLectureView(saved);
+  }
+
+  async get(id: number): Promise<LectureView> {
+    const lecture = id <= MAX_ID ? await this.db.getRepository(Lecture).findOneBy({ id }) : null;
+    if (!lecture) throw lectureNotFound(id);
+    return toLectureView(lecture);
+  }
+
+  async list(q: ListLecturesQuery): Promise<{ items: LectureView[]; total: number }> {
+    const now = new Date();
+    const qb = this.db
+      .getRepository(Lecture)
+      .createQueryBuilder('l')
+      .orderBy('l.opens_at', 'ASC')
+      .addOrderBy('l.id', 'ASC')
+      .take(q.limit ?? 20)
+      .skip(q.offset ?? 0);
+    if (q.status) qb.where(STATUS_SQL[q.status], { now });
+    const [rows, total] = await qb.getManyAndCount();
+    return { items: rows.map((l) => toLectureView(l, now)), total };
+  }
+}
+
+/** SELECT … FOR UPDATE on the lecture row, or LECTURE_NOT_FOUND. */
+export async function lockLecture(tx: EntityManager, id: number): Promise<Lecture> {
+  const lecture =
+    id <= MAX_ID
+      ? await tx.findOne(Lecture, { where: { id }, lock: { mode: 'pessimistic_write' } })
+      : null;
+  if (!lecture) throw lectureNotFound(id);
+  return lecture;
+}
+
+function assertWindow(l: Pick<Lecture, 'opensAt' | 'closesAt'>): void {
+  if (l.closesAt && l.closesAt.getTime() <= l.opensAt.getTime()) {
+    throw new AppError('VALIDATION_FAILED', 'closesAt must be after opensAt');
+  }
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

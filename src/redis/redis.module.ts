@@ -1,0 +1,40 @@
+import { RedisModule as NestRedisModule, RedisService } from '@liaoliaots/nestjs-redis';
+import { Global, Inject, Module } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+
+/** Token of the shared ioredis command connection. */
+export const REDIS = Symbol('REDIS');
+export const InjectRedis = () => Inject(REDIS);
+
+/**
+ * The shared command connection. Commands fail fast when Redis is down (one retry, short
+ * time-outs) so that a request answers 503 instead of waiting for a reconnect.
+ */
+@Global()
+@Module({
+  imports: [
+    NestRedisModule.forRootAsync({
+      inject: [APP_CONFIG],
+      useFactory: (...args: unknown[]) => {
+        const config = args[0] as AppConfig;
+        return {
+          closeClient: true,
+          errorLog: false,
+          config: {
+            url: config.redisUrl,
+            keyPrefix: config.redisKeyPrefix,
+            maxRetriesPerRequest: 1,
+            connectTimeout: 2000,
+            commandTimeout: 2000,
+            retryStrategy: (times: number) => Math.min(times * 100, 1000),
+          },
+        };
+      },
+    }),
+  ],
+  providers: [
+    { provide: REDIS, inject: [RedisService], useFactory: (s: RedisService) => s.getOrThrow() },
+  ],
+  exports: [REDIS],
+})
+export class RedisModule {}

@@ -1,0 +1,55 @@
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../src/database/data-source';
+import { adminQuery, databaseUrl, uniqueName } from '../helpers/pg';
+
+describe('Migrations', () => {
+  const name = uniqueName('enroll_mig');
+  let ds: DataSource;
+
+  beforeAll(async () => {
+    await adminQuery(`CREATE DATABASE ${name}`);
+    ds = await new DataSource(dataSourceOptions(databaseUrl(name), 1)).initialize();
+  });
+  afterAll(async () => {
+    await ds.destroy();
+    await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  });
+
+  const tables = async () =>
+    (
+      await ds.query(
+        `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`,
+      )
+    ).map((r: { table_name: string }) => r.table_name);
+
+  it('apply on a fresh database', async () => {
+    const applied = await ds.runMigrations({ transaction: 'all' });
+    expect(applied.length).toBeGreaterThan(0);
+    expect(await tables()).toEqual(expect.arrayContaining(['enrollment', 'lecture', 'migrations']));
+    expect(await ds.showMigrations()).toBe(false); // nothing pending
+  });
+
+  it('enforce 0 <= seats_left <= capacity and one seat per student', async () => {
+    const [{ id }] = await ds.query(
+      `INSERT INTO lecture (title, capacity, seats_left, opens_at, batch_size, ticket_ttl_seconds, max_active_tickets)
+       VALUES ('t', 2, 2, now(), 1, 10, 1) RETURNING id`,
+    );
+    await expect(
+      ds.query('UPDATE lecture SET seats_left = -1 WHERE id = $1', [id]),
+    ).rejects.toThrow(/check/i);
+    await expect(ds.query('UPDATE lecture SET seats_left = 3 WHERE id = $1', [id])).rejects.toThrow(
+      /check/i,
+    );
+    await ds.query(`INSERT INTO enrollment (lecture_id, student_id) VALUES ($1, 'a')`, [id]);
+    await expect(
+      ds.query(`INSERT INTO enrollment (lecture_id, student_id) VALUES ($1, 'a')`, [id]),
+    ).rejects.toThrow(/enrollment_lecture_student_key/);
+  });
+
+  it('revert cleanly, leaving only the migrations table', async () => {
+    while ((await ds.query('SELECT count(*)::int AS n FROM migrations'))[0].n > 0) {
+      await ds.undoLastMigration({ transaction: 'all' });
+    }
+    expect(await tables()).toEqual(['migrations']);
+  });
+});

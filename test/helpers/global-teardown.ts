@@ -1,0 +1,6 @@
+import { TEMPLATE_ENV, adminQuery } from './pg';
+
+export default async function globalTeardown(): Promise<void> {
+  const name = process.env[TEMPLATE_ENV];
+  if (name) await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+}

@@ -1,0 +1,41 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse } from 'yaml';
+
+// No Docker engine runs on CI, so the compose file is checked by parsing it.
+const ROOT = resolve(__dirname, '../..');
+
+describe('docker-compose.yml', () => {
+  const compose = parse(readFileSync(resolve(ROOT, 'docker-compose.yml'), 'utf8'));
+
+  it('runs PostgreSQL, Redis and the service', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['app', 'postgres', 'redis']);
+    expect(compose.services.postgres.image).toMatch(/^postgres:15/);
+    expect(compose.services.redis.image).toMatch(/^redis:7/);
+  });
+
+  it('gives every service a healthcheck, and starts the app once the stores are healthy', () => {
+    for (const s of Object.values(compose.services) as { healthcheck?: { test: unknown } }[]) {
+      expect(s.healthcheck?.test).toBeDefined();
+    }
+    expect(compose.services.app.depends_on).toEqual({
+      postgres: { condition: 'service_healthy' },
+      redis: { condition: 'service_healthy' },
+    });
+  });
+
+  it('builds the app from the Dockerfile and points it at the compose stores', () => {
+    const app = compose.services.app;
+    expect(app.build).toMatchObject({ context: '.' });
+    expect(existsSync(resolve(ROOT, app.build.dockerfile ?? 'Dockerfile'))).toBe(true);
+    expect(app.environment.DATABASE_URL).toMatch(/@postgres:5432\//);
+    expect(app.environment.REDIS_URL).toMatch(/^redis:\/\/redis:6379/);
+    expect(app.environment.JWT_SECRET).toBeDefined();
+    expect(app.ports).toEqual(expect.arrayContaining([expect.stringMatching(/3000$/)]));
+  });
+
+  it('publishes the store ports the default URLs expect', () => {
+    expect(compose.services.postgres.ports).toContain('127.0.0.1:5432:5432');
+    expect(compose.services.redis.ports).toContain('127.0.0.1:6379:6379');
+  });
+});

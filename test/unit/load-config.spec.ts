@@ -1,0 +1,78 @@
+import { ConfigError, loadConfig } from '../../src/config/load-config';
+
+const secret = { JWT_SECRET: 'a-secret-of-sixteen+' };
+
+describe(loadConfig.name, () => {
+  it('applies the defaults of API.md', () => {
+    expect(loadConfig(secret)).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      databaseUrl: 'postgres://postgres@127.0.0.1:5432/enroll',
+      migrateOnStart: true,
+      redisUrl: 'redis://127.0.0.1:6379/0',
+      admission: {
+        mode: 'pubsub',
+        intervalMs: 1000,
+        batchSize: 50,
+        ticketTtlSeconds: 300,
+        maxActiveTickets: 200,
+      },
+      rateLimitPerSecond: 20,
+    });
+  });
+
+  it('reads every variable', () => {
+    const c = loadConfig({
+      ...secret,
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'postgresql://u@db:5432/x',
+      DB_MIGRATE_ON_START: 'false',
+      REDIS_URL: 'redis://cache:6379/2',
+      ADMISSION_MODE: 'keyspace',
+      ADMISSION_INTERVAL_MS: '250',
+      ADMISSION_BATCH_SIZE: '10',
+      TICKET_TTL_SECONDS: '60',
+      MAX_ACTIVE_TICKETS: '5',
+      RATE_LIMIT_PER_SECOND: '0',
+    });
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      databaseUrl: 'postgresql://u@db:5432/x',
+      migrateOnStart: false,
+      redisUrl: 'redis://cache:6379/2',
+      admission: {
+        mode: 'keyspace',
+        intervalMs: 250,
+        batchSize: 10,
+        ticketTtlSeconds: 60,
+        maxActiveTickets: 5,
+      },
+      rateLimitPerSecond: 0,
+    });
+  });
+
+  it('refuses to start without JWT_SECRET or JWT_PUBLIC_KEY, naming it', () => {
+    expect(() => loadConfig({})).toThrow(ConfigError);
+    expect(() => loadConfig({})).toThrow(/JWT_SECRET/);
+  });
+
+  it('names every bad variable at once', () => {
+    let message = '';
+    try {
+      loadConfig({
+        ...secret,
+        PORT: 'eighty',
+        ADMISSION_MODE: 'magic',
+        TICKET_TTL_SECONDS: '5',
+        DB_MIGRATE_ON_START: 'yes',
+      });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    for (const name of ['PORT', 'ADMISSION_MODE', 'TICKET_TTL_SECONDS', 'DB_MIGRATE_ON_START']) {
+      expect(message).toContain(name);
+    }
+  });
+});
