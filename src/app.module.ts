@@ -5,6 +5,7 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { LecturesModule } from './lectures/lectures.module';
+import { QueueModule } from './queue/queue.module';
 import { RedisModule } from './redis/redis.module';
 
 @Module({})
@@ -20,6 +21,7 @@ export class AppModule {
         AuthModule,
         HealthModule,
         LecturesModule,
+        QueueModule,
       ],
     };
   }

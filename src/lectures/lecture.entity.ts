@@ -4,6 +4,7 @@ import {
   Entity,
   PrimaryGeneratedColumn,
   UpdateDateColumn,
+  VersionColumn,
 } from 'typeorm';
 
 @Entity('lecture')
@@ -40,4 +41,8 @@ export class Lecture {
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
+
+  /** Bumped by every change; Redis keeps the lecture's facts of the highest version it saw. */
+  @VersionColumn()
+  version: number;
 }

@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { LecturesController } from './lectures.controller';
+import { LectureFactsService } from './lecture-facts.service';
 import { LecturesService } from './lectures.service';
 
 @Module({
   controllers: [LecturesController],
-  providers: [LecturesService],
-  exports: [LecturesService],
+  providers: [LecturesService, LectureFactsService],
+  exports: [LecturesService, LectureFactsService],
 })
 export class LecturesModule {}

@@ -7,6 +7,7 @@ import { MAX_ID } from '../common/parse-id.pipe';
 import { CreateLectureDto } from './dto/create-lecture.dto';
 import { ListLecturesQuery } from './dto/list-lectures.query';
 import { UpdateLectureDto } from './dto/update-lecture.dto';
+import { LectureFactsService } from './lecture-facts.service';
 import { Lecture } from './lecture.entity';
 import { LectureStatus, LectureView, toLectureView } from './lecture.view';
 
@@ -24,6 +25,7 @@ export class LecturesService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly facts: LectureFactsService,
   ) {}
 
   async create(dto: CreateLectureDto): Promise<LectureView> {
@@ -41,7 +43,9 @@ export class LecturesService {
       maxActiveTickets: dto.admission?.maxActiveTickets ?? defaults.maxActiveTickets,
     });
     assertWindow(lecture);
-    return toLectureView(await this.db.getRepository(Lecture).save(lecture));
+    const saved = await this.db.getRepository(Lecture).save(lecture);
+    await this.facts.publish(saved);
+    return toLectureView(saved);
   }
 
   /** Under the lecture's row lock, so a capacity change and an enroll never interleave. */
@@ -66,6 +70,7 @@ export class LecturesService {
       assertWindow(lecture);
       return tx.save(lecture);
     });
+    await this.facts.publish(saved);
     return toLectureView(saved);
   }
 
@@ -73,6 +78,20 @@ export class LecturesService {
     const lecture = id <= MAX_ID ? await this.db.getRepository(Lecture).findOneBy({ id }) : null;
     if (!lecture) throw lectureNotFound(id);
     return toLectureView(lecture);
+  }
+
+  /** Seats as PostgreSQL has them; `enrolled` counts the rows themselves. */
+  async seatCounts(id: number): Promise<{ enrolled: number; seatsLeft: number }> {
+    const [row] =
+      id <= MAX_ID
+        ? await this.db.query(
+            `SELECT seats_left, (SELECT count(*)::int FROM enrollment WHERE lecture_id = $1) AS enrolled
+               FROM lecture WHERE id = $1`,
+            [id],
+          )
+        : [];
+    if (!row) throw lectureNotFound(id);
+    return { enrolled: row.enrolled, seatsLeft: row.seats_left };
   }
 
   async list(q: ListLecturesQuery): Promise<{ items: LectureView[]; total: number }> {

@@ -1,6 +1,8 @@
 import { RedisModule as NestRedisModule, RedisService } from '@liaoliaots/nestjs-redis';
 import { Global, Inject, Module } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { defineScripts } from './lua-scripts';
+import './script-commands';
 
 /** Token of the shared ioredis command connection. */
 export const REDIS = Symbol('REDIS');
@@ -33,7 +35,15 @@ export const InjectRedis = () => Inject(REDIS);
     }),
   ],
   providers: [
-    { provide: REDIS, inject: [RedisService], useFactory: (s: RedisService) => s.getOrThrow() },
+    {
+      provide: REDIS,
+      inject: [RedisService],
+      useFactory: async (s: RedisService) => {
+        const client = s.getOrThrow();
+        await defineScripts(client);
+        return client;
+      },
+    },
   ],
   exports: [REDIS],
 })

@@ -1,0 +1,68 @@
+--[[
+  Pop-and-grant: admits the head of a lecture's queue, granting each student a ticket.
+  Everything it limits by is recomputed here from what Redis holds, so any number of
+  instances, ticks or duplicated events running it can never over-admit.
+
+  KEYS[1] queue         sorted set: student -> join sequence number
+  KEYS[2] tickets       sorted set: student -> ticket expiry (ms), the unconsumed tickets
+  KEYS[3] inflight      sorted set: student -> deadline (ms), tickets consumed by an enroll
+                        whose transaction has not settled; they still hold a seat
+  KEYS[4] facts         hash: seatsLeft, batchSize, ttl, maxActive, opensAt, closesAt (ms)
+  KEYS[5] stats         hash: tickSlot, admittedTotal, expired
+  KEYS[6] ticketPrefix  prefix of ticket keys; a student's ticket key is this .. student id
+                        (passed in KEYS so the hash tag, and so the slot, is the caller's)
+  KEYS[7] enrolled      set of students holding a seat (never admitted again)
+  KEYS[8] admitLog      sorted set: time (ms) -> admittedTotal, for the observed admission rate
+
+  ARGV[1] 'tick' (the cron: at most once per interval slot, whichever instance comes first)
+          or 'event' (a slot may have freed: fill spare room now)
+  ARGV[2] the cron interval in ms
+
+  Output: { admitted, waiting } or { -1 } when the facts are missing (the caller loads them)
+]]
+local rcall = redis.call
+local time = rcall('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+if rcall('EXISTS', KEYS[4]) == 0 then return { -1 } end
+local f = rcall('HMGET', KEYS[4], 'seatsLeft', 'batchSize', 'ttl', 'maxActive', 'opensAt', 'closesAt')
+local seatsLeft, batch, ttlMs, maxActive = tonumber(f[1]), tonumber(f[2]), tonumber(f[3]) * 1000, tonumber(f[4])
+
+-- Tickets past their expiry are gone (their keys expired); stop counting them.
+local expired = rcall('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if expired > 0 then rcall('HINCRBY', KEYS[5], 'expired', expired) end
+rcall('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+
+if ARGV[1] == 'tick' then
+  local slot = math.floor(now / tonumber(ARGV[2]))
+  if tonumber(rcall('HGET', KEYS[5], 'tickSlot') or '-1') == slot then
+    return { 0, rcall('ZCARD', KEYS[1]) }
+  end
+  rcall('HSET', KEYS[5], 'tickSlot', slot)
+end
+
+local closesAt = tonumber(f[6])
+if now < tonumber(f[5]) or (closesAt and now >= closesAt) then return { 0, rcall('ZCARD', KEYS[1]) } end
+
+local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
+local room = math.min(batch, maxActive - held, seatsLeft - held)
+local admitted = 0
+while admitted < room do
+  local popped = rcall('ZPOPMIN', KEYS[1], room - admitted)
+  if #popped == 0 then break end
+  for i = 1, #popped, 2 do
+    local student = popped[i]
+    if rcall('SISMEMBER', KEYS[7], student) == 0 then
+      rcall('SET', KEYS[6] .. student, now + ttlMs, 'PX', ttlMs)
+      rcall('ZADD', KEYS[2], now + ttlMs, student)
+      admitted = admitted + 1
+    end
+  end
+end
+
+if admitted > 0 then
+  local total = rcall('HINCRBY', KEYS[5], 'admittedTotal', admitted)
+  rcall('ZADD', KEYS[8], now, total)
+  rcall('ZREMRANGEBYSCORE', KEYS[8], '-inf', now - 60000)
+end
+return { admitted, rcall('ZCARD', KEYS[1]) }

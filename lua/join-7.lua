@@ -1,0 +1,58 @@
+--[[
+  Reads a student's place in a lecture's queue and, when asked, joins them at the back.
+  Reading and joining share one script so both see one consistent state: a student is never
+  seen between the queue and a ticket.
+
+  KEYS[1] queue     sorted set: student -> join sequence number
+  KEYS[2] seq       counter of joins (orders same-millisecond joins strictly)
+  KEYS[3] ticket    this student's ticket key (string with a TTL)
+  KEYS[4] inflight  sorted set: student -> deadline, tickets consumed by an enroll in progress
+  KEYS[5] enrolled  set of students holding a seat
+  KEYS[6] facts     hash of lecture facts (seatsLeft, ...)
+  KEYS[7] admitLog  sorted set: time (ms) -> admittedTotal, the last minute of admissions
+
+  ARGV[1] student id
+  ARGV[2] '1' to join when not already present, '0' to only read
+
+  Output: { state, detail, waiting, seatsLeft, created, rate }
+    state 'ENROLLED' | 'ADMITTED' (detail: ticket ms left) | 'WAITING' (detail: 1-based position)
+          | 'NOT_QUEUED' | 'FULL' (join refused: no seat left)
+    rate  for WAITING only: students admitted per second over the last minute, as a string
+          ('' when too few admissions were seen to tell)
+    or { 'NO_FACTS' } when the lecture's facts are not in Redis (the caller loads them, retries)
+]]
+local rcall = redis.call
+local student = ARGV[1]
+
+local seatsLeft = rcall('HGET', KEYS[6], 'seatsLeft')
+if not seatsLeft then return { 'NO_FACTS' } end
+seatsLeft = tonumber(seatsLeft)
+
+local function observedRate()
+  local oldest = rcall('ZRANGE', KEYS[7], 0, 0, 'WITHSCORES')
+  local newest = rcall('ZRANGE', KEYS[7], -1, -1)
+  if #oldest == 0 or oldest[1] == newest[1] then return '' end
+  local time = rcall('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local seconds = math.max(now - tonumber(oldest[2]), 1) / 1000
+  return tostring((tonumber(newest[1]) - tonumber(oldest[1])) / seconds)
+end
+
+local function answer(state, detail, created)
+  local rate = ''
+  if state == 'WAITING' then rate = observedRate() end
+  return { state, detail, rcall('ZCARD', KEYS[1]), seatsLeft, created, rate }
+end
+
+if rcall('SISMEMBER', KEYS[5], student) == 1 then return answer('ENROLLED', 0, 0) end
+local pttl = rcall('PTTL', KEYS[3])
+if pttl > 0 then return answer('ADMITTED', pttl, 0) end
+-- An enroll in progress holds the admission until it settles.
+if rcall('ZSCORE', KEYS[4], student) then return answer('ADMITTED', 0, 0) end
+local rank = rcall('ZRANK', KEYS[1], student)
+if rank then return answer('WAITING', rank + 1, 0) end
+if ARGV[2] ~= '1' then return answer('NOT_QUEUED', 0, 0) end
+if seatsLeft <= 0 then return answer('FULL', 0, 0) end
+
+rcall('ZADD', KEYS[1], rcall('INCR', KEYS[2]), student)
+return answer('WAITING', rcall('ZCARD', KEYS[1]), 1)

@@ -1,0 +1,70 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { LectureFactsService } from '../lectures/lecture-facts.service';
+import { QueueStore } from './queue.store';
+
+const CRON_NAME = 'admission';
+
+/**
+ * Admits the head of each lecture's queue. The cron runs in every instance every
+ * ADMISSION_INTERVAL_MS; the pop-and-grant script lets only the first tick of each interval
+ * slot admit, so N instances admit exactly what one would.
+ */
+@Injectable()
+export class AdmissionService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(AdmissionService.name);
+  private ticking = false;
+
+  constructor(
+    private readonly store: QueueStore,
+    private readonly facts: LectureFactsService,
+    private readonly scheduler: SchedulerRegistry,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const timer = setInterval(() => void this.tick(), this.config.admission.intervalMs);
+    this.scheduler.addInterval(CRON_NAME, timer);
+  }
+
+  onApplicationShutdown(): void {
+    if (this.scheduler.doesExist('interval', CRON_NAME)) this.scheduler.deleteInterval(CRON_NAME);
+  }
+
+  /** One cron tick over every lecture with students waiting. Never throws. */
+  async tick(): Promise<void> {
+    if (this.ticking) return; // a slow tick (Redis struggling) is not stacked on
+    this.ticking = true;
+    try {
+      const lectures = await this.store.waitingLectures();
+      await Promise.all(lectures.map((id) => this.admit(id, 'tick')));
+    } catch (err) {
+      this.logger.warn(`admission tick failed: ${err instanceof Error ? err.message : err}`);
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /** Pop-and-grant for one lecture; returns how many were admitted. */
+  async admit(lectureId: number, mode: 'tick' | 'event'): Promise<number> {
+    const interval = this.config.admission.intervalMs;
+    let result = await this.store.admit(lectureId, mode, interval);
+    if (!result) {
+      // Redis lost the lecture's facts: rebuild them from PostgreSQL, then admit.
+      if (!(await this.facts.reload(lectureId))) {
+        await this.store.unmarkIfEmpty(lectureId);
+        return 0;
+      }
+      result = await this.store.admit(lectureId, mode, interval);
+    }
+    if (result && result.waiting === 0) await this.store.unmarkIfEmpty(lectureId);
+    return result?.admitted ?? 0;
+  }
+}

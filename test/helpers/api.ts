@@ -1,0 +1,39 @@
+import request from 'supertest';
+import { adminHeaders, studentHeaders } from './tokens';
+
+/** Small HTTP helpers shared by the e2e specs. */
+export async function createLecture(
+  url: string,
+  body: object = {},
+): Promise<{ id: number } & Record<string, unknown>> {
+  const res = await request(url)
+    .post('/lectures')
+    .set(adminHeaders())
+    .send({ title: 'Lecture', capacity: 10, ...body });
+  if (res.status !== 201) throw new Error(`create lecture: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+export const join = (url: string, id: number, student: string) =>
+  request(url).post(`/lectures/${id}/queue`).set(studentHeaders(student));
+export const queueStatus = (url: string, id: number, student: string) =>
+  request(url).get(`/lectures/${id}/queue`).set(studentHeaders(student));
+export const leave = (url: string, id: number, student: string) =>
+  request(url).delete(`/lectures/${id}/queue`).set(studentHeaders(student));
+export const stats = (url: string, id: number) =>
+  request(url).get(`/lectures/${id}/stats`).set(adminHeaders());
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` until it returns true or `ms` pass. */
+export async function eventually(
+  probe: () => Promise<boolean>,
+  ms: number,
+  every = 50,
+): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > end) throw new Error(`condition not met within ${ms} ms`);
+    await sleep(every);
+  }
+}

@@ -1,0 +1,80 @@
+import Redis from 'ioredis';
+import { LectureFacts, toHashFields } from '../../src/lectures/lecture-facts';
+import { lectureKeys } from '../../src/redis/keys';
+import { defineScripts } from '../../src/redis/lua-scripts';
+import '../../src/redis/script-commands';
+import { uniqueName } from './pg';
+import { TEST_REDIS_URL } from './test-context';
+
+/** A Redis connection with every script defined, under a key prefix of its own. */
+export class LuaHarness {
+  readonly redis: Redis;
+  readonly prefix = `${uniqueName('lua')}:`;
+
+  constructor() {
+    this.redis = new Redis(TEST_REDIS_URL, { keyPrefix: this.prefix });
+  }
+
+  static async create(): Promise<LuaHarness> {
+    const h = new LuaHarness();
+    await defineScripts(h.redis);
+    return h;
+  }
+
+  async setFacts(id: number, facts: Partial<LectureFacts> = {}, version = 1): Promise<void> {
+    const f: LectureFacts = {
+      id,
+      version,
+      capacity: 100,
+      seatsLeft: 100,
+      opensAt: Date.now() - 60_000,
+      closesAt: null,
+      batchSize: 50,
+      ticketTtlSeconds: 300,
+      maxActiveTickets: 200,
+      ...facts,
+    };
+    await this.redis.syncFacts(lectureKeys(id).facts, f.version, ...toHashFields(f));
+  }
+
+  /** Joins students in order through the join script; returns their positions. */
+  async joinAll(id: number, students: string[]): Promise<number[]> {
+    const k = lectureKeys(id);
+    const positions: number[] = [];
+    for (const s of students) {
+      const r = await this.redis.join(
+        k.queue,
+        k.seq,
+        k.ticket(s),
+        k.inflight,
+        k.enrolled,
+        k.facts,
+        k.admitLog,
+        s,
+        '1',
+      );
+      positions.push(r[1] as number);
+    }
+    return positions;
+  }
+
+  admit(id: number, mode: 'tick' | 'event' = 'event', intervalMs = 1000) {
+    const k = lectureKeys(id);
+    return this.redis.admit(
+      k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
+      mode, intervalMs,
+    ); // prettier-ignore
+  }
+
+  async close(): Promise<void> {
+    const raw = new Redis(TEST_REDIS_URL);
+    let cursor = '0';
+    do {
+      const [next, keys] = await raw.scan(cursor, 'MATCH', `${this.prefix}*`, 'COUNT', 1000);
+      if (keys.length) await raw.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    raw.disconnect();
+    this.redis.disconnect();
+  }
+}

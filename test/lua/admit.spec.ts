@@ -1,0 +1,108 @@
+import { lectureKeys } from '../../src/redis/keys';
+import { LuaHarness } from '../helpers/lua-harness';
+
+const students = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `s${from + i}`);
+
+describe('admit-8.lua (pop-and-grant)', () => {
+  let h: LuaHarness;
+  let id = 0;
+  let k: ReturnType<typeof lectureKeys>;
+
+  beforeAll(async () => (h = await LuaHarness.create()));
+  afterAll(() => h.close());
+  beforeEach(() => {
+    id += 1;
+    k = lectureKeys(id);
+  });
+
+  it('answers -1 when the facts are missing', async () => {
+    expect(await h.admit(id)).toEqual([-1]);
+  });
+
+  it('on an empty queue admits nobody', async () => {
+    await h.setFacts(id);
+    expect(await h.admit(id)).toEqual([0, 0]);
+  });
+
+  it('admits the head in join order, granting each a ticket key with the TTL and a tickets entry', async () => {
+    await h.setFacts(id, { batchSize: 3, ticketTtlSeconds: 60 });
+    await h.joinAll(id, students(5));
+    expect(await h.admit(id)).toEqual([3, 2]);
+    expect(await h.redis.zrange(k.tickets, 0, -1)).toEqual(['s1', 's2', 's3']);
+    expect(await h.redis.zrange(k.queue, 0, -1)).toEqual(['s4', 's5']);
+    const pttl = await h.redis.pttl(k.ticket('s1'));
+    expect(pttl).toBeGreaterThan(59_000);
+    expect(pttl).toBeLessThanOrEqual(60_000);
+    expect(await h.redis.hget(k.stats, 'admittedTotal')).toBe('3');
+  });
+
+  it('a batch larger than the queue admits the whole queue', async () => {
+    await h.setFacts(id, { batchSize: 100 });
+    await h.joinAll(id, students(4));
+    expect(await h.admit(id)).toEqual([4, 0]);
+  });
+
+  it('never lets unconsumed tickets exceed maxActiveTickets', async () => {
+    await h.setFacts(id, { batchSize: 10, maxActiveTickets: 4 });
+    await h.joinAll(id, students(10));
+    expect(await h.admit(id)).toEqual([4, 6]);
+    expect(await h.admit(id)).toEqual([0, 6]); // zero spare
+    expect(await h.redis.zcard(k.tickets)).toBe(4);
+  });
+
+  it('never lets unconsumed tickets plus enrolls in flight exceed the seats left', async () => {
+    await h.setFacts(id, { batchSize: 10, seatsLeft: 3 });
+    await h.redis.zadd(k.inflight, Date.now() + 30_000, 'busy');
+    await h.joinAll(id, students(10));
+    expect(await h.admit(id)).toEqual([2, 8]);
+  });
+
+  it('with no seat left admits nobody, and the queue keeps its order', async () => {
+    await h.setFacts(id);
+    await h.joinAll(id, students(3));
+    await h.setFacts(id, { seatsLeft: 0 }, 2);
+    expect(await h.admit(id)).toEqual([0, 3]);
+    expect(await h.redis.zrange(k.queue, 0, -1)).toEqual(['s1', 's2', 's3']);
+  });
+
+  it('drops expired tickets from the count, so their slots are refilled', async () => {
+    await h.setFacts(id, { batchSize: 10, maxActiveTickets: 2, ticketTtlSeconds: 1 });
+    await h.joinAll(id, students(4));
+    expect(await h.admit(id)).toEqual([2, 2]);
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(await h.redis.exists(k.ticket('s1'))).toBe(0);
+    expect(await h.admit(id)).toEqual([2, 0]);
+    expect(await h.redis.zrange(k.tickets, 0, -1)).toEqual(['s3', 's4']);
+    expect(await h.redis.hget(k.stats, 'expired')).toBe('2');
+  });
+
+  it('skips students already holding a seat', async () => {
+    await h.setFacts(id, { batchSize: 2 });
+    await h.joinAll(id, students(3));
+    await h.redis.sadd(k.enrolled, 's1');
+    expect(await h.admit(id)).toEqual([2, 0]);
+    expect(await h.redis.zrange(k.tickets, 0, -1)).toEqual(['s2', 's3']);
+  });
+
+  it('admits nobody outside the enrollment window', async () => {
+    await h.setFacts(id, { opensAt: Date.now() + 60_000 });
+    await h.joinAll(id, students(1));
+    expect(await h.admit(id)).toEqual([0, 1]);
+    await h.setFacts(id, { opensAt: Date.now() - 60_000, closesAt: Date.now() - 1 }, 2);
+    expect(await h.admit(id)).toEqual([0, 1]);
+  });
+
+  it('in tick mode admits once per interval slot, however many callers', async () => {
+    await h.setFacts(id, { batchSize: 1 });
+    await h.joinAll(id, students(10));
+    const results = await Promise.all([1, 2, 3, 4, 5].map(() => h.admit(id, 'tick', 60_000)));
+    expect(results.reduce((n, r) => n + r[0], 0)).toBe(1);
+  });
+
+  it('a replayed event never over-admits', async () => {
+    await h.setFacts(id, { batchSize: 5, maxActiveTickets: 3 });
+    await h.joinAll(id, students(10));
+    const results = await Promise.all(Array.from({ length: 20 }, () => h.admit(id, 'event')));
+    expect(results.reduce((n, r) => n + r[0], 0)).toBe(3);
+  });
+});

@@ -1,0 +1,82 @@
+import { lectureKeys } from '../../src/redis/keys';
+import type { JoinReply } from '../../src/redis/script-commands';
+import { LuaHarness } from '../helpers/lua-harness';
+
+describe('join-7.lua', () => {
+  let h: LuaHarness;
+  let id = 100;
+  let k: ReturnType<typeof lectureKeys>;
+  const place = (s: string, join: boolean): Promise<JoinReply> =>
+    h.redis.join(
+      k.queue,
+      k.seq,
+      k.ticket(s),
+      k.inflight,
+      k.enrolled,
+      k.facts,
+      k.admitLog,
+      s,
+      join ? '1' : '0',
+    );
+
+  beforeAll(async () => (h = await LuaHarness.create()));
+  afterAll(() => h.close());
+  beforeEach(() => {
+    id += 1;
+    k = lectureKeys(id);
+  });
+
+  it('answers NO_FACTS when the lecture facts are missing', async () => {
+    expect(await place('a', true)).toEqual(['NO_FACTS']);
+    expect(await h.redis.exists(k.queue)).toBe(0);
+  });
+
+  it('joins at the back with strictly increasing scores; a repeat join keeps the place', async () => {
+    await h.setFacts(id, { seatsLeft: 7 });
+    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 7, 1, '']);
+    expect(await place('b', true)).toEqual(['WAITING', 2, 2, 7, 1, '']);
+    expect(await place('a', true)).toEqual(['WAITING', 1, 2, 7, 0, '']);
+    const scores = await h.redis.zrange(k.queue, 0, -1, 'WITHSCORES');
+    expect(scores).toEqual(['a', '1', 'b', '2']);
+  });
+
+  it('only reads when not asked to join', async () => {
+    await h.setFacts(id);
+    expect(await place('a', false)).toEqual(['NOT_QUEUED', 0, 0, 100, 0, '']);
+    expect(await h.redis.zcard(k.queue)).toBe(0);
+  });
+
+  it('refuses a new join with FULL when no seat is left, but keeps those already waiting', async () => {
+    await h.setFacts(id, { seatsLeft: 1 });
+    await place('a', true);
+    await h.setFacts(id, { seatsLeft: 0 }, 2);
+    expect((await place('b', true))[0]).toBe('FULL');
+    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 0, 0, '']);
+  });
+
+  it('reports ADMITTED with the ticket lifetime, ENROLLED for a seat holder, ADMITTED while an enroll is in flight', async () => {
+    await h.setFacts(id);
+    await h.redis.set(k.ticket('t'), '1', 'PX', 5000);
+    const admitted = await place('t', true);
+    expect(admitted[0]).toBe('ADMITTED');
+    expect(admitted[1]).toBeGreaterThan(4000);
+    await h.redis.sadd(k.enrolled, 'e');
+    expect((await place('e', true))[0]).toBe('ENROLLED');
+    await h.redis.zadd(k.inflight, Date.now() + 1000, 'f');
+    expect((await place('f', true))[0]).toBe('ADMITTED');
+    expect(await h.redis.zcard(k.queue)).toBe(0);
+  });
+
+  it('reports the admission rate observed over the last minute to those waiting', async () => {
+    await h.setFacts(id, { batchSize: 2 });
+    await h.joinAll(id, ['a', 'b', 'c', 'd', 'e']);
+    await h.admit(id);
+    await new Promise((r) => setTimeout(r, 200));
+    await h.admit(id);
+    const [state, , , , , rate] = await place('e', false);
+    expect(state).toBe('WAITING');
+    // 2 admitted between the two admissions ~200 ms apart: about 10 per second.
+    expect(Number(rate)).toBeGreaterThan(3);
+    expect(Number(rate)).toBeLessThan(11);
+  });
+});

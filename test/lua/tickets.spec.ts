@@ -1,0 +1,83 @@
+import { lectureKeys } from '../../src/redis/keys';
+import { LuaHarness } from '../helpers/lua-harness';
+
+describe('leave-4, consume-4, give-back-4, record-seats-3, sync-facts-1', () => {
+  let h: LuaHarness;
+  let id = 200;
+  let k: ReturnType<typeof lectureKeys>;
+  const consume = (s: string) =>
+    h.redis.consume(k.ticket(s), k.tickets, k.inflight, k.stats, s, 30_000);
+  const giveBack = (s: string, ms: number) =>
+    h.redis.giveBack(k.ticket(s), k.tickets, k.inflight, k.stats, s, ms);
+  const leave = (s: string) => h.redis.leave(k.queue, k.ticket(s), k.tickets, k.stats, s);
+
+  beforeAll(async () => (h = await LuaHarness.create()));
+  afterAll(() => h.close());
+  beforeEach(async () => {
+    id += 1;
+    k = lectureKeys(id);
+    await h.setFacts(id, { batchSize: 10 });
+  });
+
+  it('leave: from the queue moves everyone behind up; with a ticket hands its slot on', async () => {
+    await h.joinAll(id, ['a', 'b', 'c']);
+    expect(await leave('a')).toEqual([1, 0]);
+    expect(await h.redis.zrank(k.queue, 'c')).toBe(1);
+    await h.admit(id);
+    expect(await leave('b')).toEqual([0, 1]);
+    expect(await h.redis.exists(k.ticket('b'))).toBe(0);
+    expect(await h.redis.zrange(k.tickets, 0, -1)).toEqual(['c']);
+    expect(await leave('nobody')).toEqual([0, 0]);
+  });
+
+  it('consume: exactly one of many concurrent consumers wins; the hold moves to inflight', async () => {
+    await h.joinAll(id, ['a']);
+    await h.admit(id);
+    const results = await Promise.all(Array.from({ length: 20 }, () => consume('a')));
+    const winners = results.filter((r) => r > 0);
+    expect(winners).toHaveLength(1);
+    expect(results.filter((r) => r === -1)).toHaveLength(19);
+    expect(await h.redis.exists(k.ticket('a'))).toBe(0);
+    expect(await h.redis.zcard(k.tickets)).toBe(0);
+    expect(await h.redis.zrange(k.inflight, 0, -1)).toEqual(['a']);
+  });
+
+  it('consume without a ticket answers -1', async () => {
+    expect(await consume('ghost')).toBe(-1);
+    expect(await h.redis.zcard(k.inflight)).toBe(0);
+  });
+
+  it('give-back restores the ticket with the lifetime it had left, once', async () => {
+    await h.joinAll(id, ['a']);
+    await h.admit(id);
+    const left = await consume('a');
+    expect(await giveBack('a', left)).toBe(1);
+    const pttl = await h.redis.pttl(k.ticket('a'));
+    expect(pttl).toBeGreaterThan(left - 1000);
+    expect(pttl).toBeLessThanOrEqual(left);
+    expect(await h.redis.zrange(k.tickets, 0, -1)).toEqual(['a']);
+    expect(await h.redis.zcard(k.inflight)).toBe(0);
+    expect(await giveBack('a', left)).toBe(0); // no hold any more: nothing to give back
+  });
+
+  it('record-seats: only a newer row version moves seats left; the seat holder is recorded', async () => {
+    await h.redis.zadd(k.inflight, Date.now() + 1000, 'a');
+    expect(await h.redis.recordSeats(k.facts, k.enrolled, k.inflight, 3, 99, 'a', 'enrolled')).toBe(
+      1,
+    );
+    expect(await h.redis.recordSeats(k.facts, k.enrolled, k.inflight, 2, 100, '', 'refused')).toBe(
+      0,
+    );
+    expect(await h.redis.hget(k.facts, 'seatsLeft')).toBe('99');
+    expect(await h.redis.sismember(k.enrolled, 'a')).toBe(1);
+    expect(await h.redis.zcard(k.inflight)).toBe(0);
+    await h.redis.recordSeats(k.facts, k.enrolled, k.inflight, 4, 100, 'a', 'cancelled');
+    expect(await h.redis.sismember(k.enrolled, 'a')).toBe(0);
+  });
+
+  it('sync-facts: an older version never overwrites a newer one', async () => {
+    await h.setFacts(id, { seatsLeft: 5 }, 10);
+    await h.setFacts(id, { seatsLeft: 50 }, 9);
+    expect(await h.redis.hget(k.facts, 'seatsLeft')).toBe('5');
+  });
+});
