@@ -3,6 +3,7 @@ import { AuthModule } from './auth/auth.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { EnrollModule } from './enroll/enroll.module';
 import { HealthModule } from './health/health.module';
 import { LecturesModule } from './lectures/lectures.module';
 import { QueueModule } from './queue/queue.module';
@@ -22,6 +23,7 @@ export class AppModule {
         HealthModule,
         LecturesModule,
         QueueModule,
+        EnrollModule,
       ],
     };
   }

@@ -37,3 +37,8 @@ export async function eventually(
     await sleep(every);
   }
 }
+
+export const enroll = (url: string, id: number, student: string) =>
+  request(url).post(`/lectures/${id}/enroll`).set(studentHeaders(student));
+export const cancelEnrollment = (url: string, id: number, student: string) =>
+  request(url).delete(`/lectures/${id}/enroll`).set(studentHeaders(student));

