@@ -15,7 +15,8 @@
   ARGV[2] '1' to join when not already present, '0' to only read
 
   Output: { state, detail, waiting, seatsLeft, created, rate }
-    state 'ENROLLED' | 'ADMITTED' (detail: ticket ms left) | 'WAITING' (detail: 1-based position)
+    state 'ENROLLED' | 'ADMITTED' (detail: the ticket's expiry in ms since the epoch, as granted;
+          0 while its enroll is in flight) | 'WAITING' (detail: 1-based position)
           | 'NOT_QUEUED' | 'FULL' (join refused: no seat left)
     rate  for WAITING only: students admitted per second over the last minute, as a string
           ('' when too few admissions were seen to tell)
@@ -45,8 +46,9 @@ local function answer(state, detail, created)
 end
 
 if rcall('SISMEMBER', KEYS[5], student) == 1 then return answer('ENROLLED', 0, 0) end
-local pttl = rcall('PTTL', KEYS[3])
-if pttl > 0 then return answer('ADMITTED', pttl, 0) end
+-- A ticket's value is its exact expiry, set when granted (GET never returns an expired key).
+local expiresAt = rcall('GET', KEYS[3])
+if expiresAt then return answer('ADMITTED', tonumber(expiresAt), 0) end
 -- An enroll in progress holds the admission until it settles.
 if rcall('ZSCORE', KEYS[4], student) then return answer('ADMITTED', 0, 0) end
 local rank = rcall('ZRANK', KEYS[1], student)

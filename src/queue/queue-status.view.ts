@@ -20,7 +20,6 @@ export function toQueueStatusView(
   lectureId: number,
   place: Place,
   nominalRatePerSecond: number,
-  now = Date.now(),
 ): QueueStatusView {
   const status = place.state === 'FULL' ? 'NOT_QUEUED' : place.state;
   const rate = place.observedRate ?? nominalRatePerSecond;
@@ -35,8 +34,8 @@ export function toQueueStatusView(
     waiting: place.waiting,
     estimatedWaitSeconds: estimate,
     ticketExpiresAt:
-      status === 'ADMITTED' && place.ticketMsLeft
-        ? new Date(now + place.ticketMsLeft).toISOString()
+      status === 'ADMITTED' && place.ticketExpiresAt
+        ? new Date(place.ticketExpiresAt).toISOString()
         : null,
     seatsLeft: place.seatsLeft,
   };

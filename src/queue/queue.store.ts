@@ -9,8 +9,8 @@ export interface Place {
   state: PlaceState;
   /** WAITING: 1-based position */
   position: number | null;
-  /** ADMITTED: ms the ticket has left (0 while its enroll is in flight) */
-  ticketMsLeft: number | null;
+  /** ADMITTED: the ticket's expiry, ms since the epoch (null while its enroll is in flight) */
+  ticketExpiresAt: number | null;
   waiting: number;
   seatsLeft: number;
   created: boolean;
@@ -35,7 +35,7 @@ export class QueueStore {
     return {
       state: state as PlaceState,
       position: state === 'WAITING' ? detail : null,
-      ticketMsLeft: state === 'ADMITTED' ? detail : null,
+      ticketExpiresAt: state === 'ADMITTED' && detail > 0 ? detail : null,
       waiting,
       seatsLeft,
       created: created === 1,
