@@ -1,6 +1,7 @@
 // @ts-check
 import eslint from '@eslint/js';
 import prettier from 'eslint-config-prettier';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -17,13 +18,7 @@ export default tseslint.config(
     files: ['scripts/**/*.js', 'bench/**/*.js'],
     languageOptions: {
       sourceType: 'commonjs',
-      globals: {
-        require: 'readonly',
-        process: 'readonly',
-        console: 'readonly',
-        module: 'writable',
-        __dirname: 'readonly',
-      },
+      globals: globals.node,
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

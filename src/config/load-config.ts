@@ -35,7 +35,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     dbPoolSize: e.DB_POOL_SIZE ?? 10,
     redisUrl: e.REDIS_URL ?? DEFAULT_REDIS_URL,
     redisKeyPrefix: e.REDIS_KEY_PREFIX ?? '',
-    jwt: { secret: e.JWT_SECRET, publicKey: e.JWT_PUBLIC_KEY },
+    // A PEM key in one environment line usually has its newlines written as "\n".
+    jwt: { secret: e.JWT_SECRET, publicKey: e.JWT_PUBLIC_KEY?.replace(/\\n/g, '\n') },
     admission: {
       mode: (e.ADMISSION_MODE ?? 'pubsub') as AdmissionMode,
       intervalMs: e.ADMISSION_INTERVAL_MS ?? 1000,

@@ -37,7 +37,9 @@ export class QueueService {
     }
     const place = await this.placeOf(lectureId, studentId, true);
     if (place.state === 'FULL') throw new AppError('FULL', 'no seat is left');
-    if (place.created) await this.store.markWaiting(lectureId);
+    // Only the join into an empty queue lists the lecture for the cron: everyone behind it is
+    // covered, since unmarkIfEmpty re-lists a lecture whose queue is not empty after removal.
+    if (place.created && place.position === 1) await this.store.markWaiting(lectureId);
     return { created: place.created, status: this.view(lectureId, place, facts) };
   }
 

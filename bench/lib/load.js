@@ -1,0 +1,68 @@
+// Load-generation helpers: a keep-alive connection pool, a concurrency bound, latency figures.
+const { Pool } = require('undici');
+
+/** At most `limit` tasks at once; latency is timed inside the bound, so it is the server's. */
+class Bound {
+  constructor(limit) {
+    this.limit = limit;
+    this.running = 0;
+    this.waiting = [];
+  }
+  async run(task) {
+    if (this.running >= this.limit) await new Promise((go) => this.waiting.push(go));
+    else this.running += 1;
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running -= 1;
+    }
+  }
+}
+
+class HttpClient {
+  constructor(url, connections) {
+    this.url = url;
+    this.pool = new Pool(url, {
+      connections,
+      keepAliveTimeout: 60_000,
+      headersTimeout: 60_000,
+      bodyTimeout: 60_000,
+    });
+    this.bound = new Bound(connections);
+  }
+  /** One request inside the bound; resolves to { status, body, ms } and never throws. */
+  request(method, path, token) {
+    return this.bound.run(async () => {
+      const started = performance.now();
+      try {
+        const headers = token ? { authorization: `Bearer ${token}` } : {};
+        const res = await this.pool.request({ method, path, headers });
+        const text = await res.body.text();
+        let body = null;
+        try {
+          body = text ? JSON.parse(text) : null;
+        } catch {
+          body = { raw: text };
+        }
+        return { status: res.statusCode, body, ms: performance.now() - started };
+      } catch (err) {
+        return { status: 0, body: { error: err.message }, ms: performance.now() - started };
+      }
+    });
+  }
+  close() {
+    return this.pool.close();
+  }
+}
+
+function percentile(values, p) {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+module.exports = { Bound, HttpClient, percentile, sleep, now: () => performance.now() };

@@ -1,0 +1,58 @@
+// Starting and stopping the processes a bench run needs, each bounded in time.
+const { spawn } = require('node:child_process');
+const { readFileSync } = require('node:fs');
+
+/** Spawns a node server and resolves once a line matches `ready` (its first group: the URL). */
+function startNode(script, env, ready, label) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [script], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`${label} did not start within 30 s:\n${out}`));
+    }, 30_000);
+    const onData = (d) => {
+      out += d;
+      const m = ready.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ proc, url: m[1], output: () => out, stop: () => stop(proc) });
+      }
+    };
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${label} exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+/** SIGTERM, then SIGKILL after 10 s; resolves with the exit code. */
+function stop(proc) {
+  if (proc.exitCode !== null) return Promise.resolve(proc.exitCode);
+  return new Promise((resolve) => {
+    const killer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+    proc.removeAllListeners('exit');
+    proc.on('exit', (code) => {
+      clearTimeout(killer);
+      resolve(code);
+    });
+    proc.kill('SIGTERM');
+  });
+}
+
+/** Peak resident set size (VmHWM) of a live process, in MB. */
+function peakRssMb(pid) {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+module.exports = { startNode, stop, peakRssMb };

@@ -1,0 +1,99 @@
+// Turns one run's figures into the Markdown table (stdout) and the ratios to its references.
+const f = (n, digits = 0) =>
+  n === null || n === undefined || Number.isNaN(n) ? 'n/a' : Number(n).toFixed(digits);
+const ratio = (a, b) => (a && b ? a / b : null);
+
+function markdown(r) {
+  const s = r.stampede;
+  const pgLimit = r.pgbench.available ? r.pgbench.best : null;
+  const fillFloor = pgLimit ? r.seats / pgLimit : null;
+  const inv = s.invariants;
+  const ratios = {
+    joinRateVsFloor: ratio(s.join.rate, r.floor.rate),
+    hotEnrollRateVsPgbench: ratio(r.hot.rate, pgLimit),
+    fillTimeVsPgbench: ratio(s.fillSeconds, fillFloor),
+    wastedShareOfSeats: s.wasted / r.seats,
+  };
+  const ok =
+    inv.oversold === 0 && inv.doubleSeats === 0 && inv.outOfOrder === 0 &&
+    r.hot.invariants.oversold === 0 && r.hot.invariants.doubleSeats === 0; // prettier-ignore
+  const target = (value, cmp, limit) =>
+    value === null ? 'n/a' : cmp(value, limit) ? 'met' : '**missed**';
+  const ge = (a, b) => a >= b;
+  const le = (a, b) => a <= b;
+  const rows = [
+    ['figure', 'this service', 'reference (same run)', 'ratio', 'target'],
+    ['---', '---:', '---:', '---:', '---'],
+    [
+      'join rate (req/s)',
+      f(s.join.rate),
+      `${f(r.floor.rate)} bare node:http + ZADD NX/ZRANK`,
+      f(ratios.joinRateVsFloor, 2),
+      `≥ 0.5: ${target(ratios.joinRateVsFloor, ge, 0.5)}`,
+    ],
+    [
+      'join p50 / p99 (ms)',
+      `${f(s.join.p50, 1)} / ${f(s.join.p99, 1)}`,
+      `${f(r.floor.p50, 1)} / ${f(r.floor.p99, 1)}`,
+      '',
+      '',
+    ],
+    [
+      'enroll rate, one hot lecture (/s)',
+      f(r.hot.rate),
+      pgLimit
+        ? `${f(pgLimit)} pgbench (best of ${Object.entries(r.pgbench.byClients)
+            .map(([c, t]) => `${c}c ${f(t)}`)
+            .join(', ')})`
+        : 'pgbench unavailable',
+      f(ratios.hotEnrollRateVsPgbench, 2),
+      `≥ 0.5: ${target(ratios.hotEnrollRateVsPgbench, ge, 0.5)}`,
+    ],
+    [
+      'time from opening to FULL (s)',
+      f(s.fillSeconds, 2),
+      fillFloor ? `${f(fillFloor, 2)} = seats / pgbench` : 'n/a',
+      f(ratios.fillTimeVsPgbench, 1),
+      `≤ 2: ${target(ratios.fillTimeVsPgbench, le, 2)}`,
+    ],
+    [
+      'enroll p50 / p99 (ms)',
+      `${f(s.enroll.p50, 1)} / ${f(s.enroll.p99, 1)}`,
+      `${f(r.peer.p50, 1)} / ${f(r.peer.p99, 1)} peer without a queue`,
+      '',
+      '',
+    ],
+    [
+      'peer: errors / fill time (s) / oversold',
+      '',
+      `${r.peer.errors} / ${f(r.peer.fillSeconds, 2)} / ${r.peer.oversold}`,
+      '',
+      '',
+    ],
+    ['PostgreSQL transactions committed', String(s.pgCommits), `${r.peer.pgCommits} peer`, '', ''],
+    ['Redis commands', String(s.redisCommands), '', '', ''],
+    [
+      'wasted admissions (admitted, then FULL)',
+      `${s.wasted} (${f(100 * ratios.wastedShareOfSeats, 2)}% of seats)`,
+      '',
+      '',
+      `≤ 1%: ${target(ratios.wastedShareOfSeats, le, 0.01)}`,
+    ],
+    ['service peak RSS (MB)', f(s.rssMb), '', '', `≤ 300: ${target(s.rssMb, le, 300)}`],
+    [
+      'oversold / double seats / out-of-order admissions',
+      `${inv.oversold} / ${inv.doubleSeats} / ${inv.outOfOrder}`,
+      '',
+      '',
+      `all 0: ${ok ? 'met' : '**FAILED**'}`,
+    ],
+  ];
+  const header =
+    `Stampede: ${r.students} students, ${r.seats} seats, mode ${r.mode}, ${r.connections} client connections, ${r.date}\n` +
+    `Student outcomes: ${Object.entries(s.outcomes)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}; double-clickers ${s.doubleClicks}\n\n`;
+  return { table: header + rows.map((row) => `| ${row.join(' | ')} |`).join('\n'), ratios, ok };
+}
+
+module.exports = { markdown };

@@ -1,0 +1,29 @@
+// The join floor: a bare node:http server doing only the Redis work of a join (ZADD NX +
+// ZRANK, pipelined in one round trip). No framework, no auth, no validation: what the
+// service's join could at best approach on this machine.
+const http = require('node:http');
+const Redis = require('ioredis');
+
+const redis = new Redis(process.env.REDIS_URL || 'redis://127.0.0.1:6379/0', {
+  keyPrefix: process.env.REDIS_KEY_PREFIX || '',
+});
+let seq = 0;
+
+const server = http.createServer(async (req, res) => {
+  const student = new URL(req.url, 'http://x').searchParams.get('s') || 'anon';
+  try {
+    const [[, added], [, rank]] = await redis
+      .pipeline()
+      .zadd('{floor}:queue', 'NX', ++seq, student)
+      .zrank('{floor}:queue', student)
+      .exec();
+    res.writeHead(added ? 201 : 200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ status: 'WAITING', position: rank + 1 }));
+  } catch (err) {
+    res.writeHead(503);
+    res.end(JSON.stringify({ error: err.message }));
+  }
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => console.log(`ready http://127.0.0.1:${server.address().port}`));
+process.on('SIGTERM', () => server.close(() => redis.quit().then(() => process.exit(0))));

@@ -1,0 +1,433 @@
+#!/usr/bin/env node
+// The stampede benchmark (issue 5): recreates the first seconds of a lecture's opening on this
+// machine and reports every figure beside a reference measured in the same run.
+//   npm run bench -- [--students 5000] [--seats 500] [--mode cron|pubsub|keyspace] [--json FILE]
+// Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
+const { execFileSync, spawnSync } = require('node:child_process');
+const { writeFileSync } = require('node:fs');
+const { resolve } = require('node:path');
+const { parseArgs } = require('node:util');
+const jwt = require('jsonwebtoken');
+const { HttpClient, percentile, sleep, now } = require('./lib/load');
+const { startNode, peakRssMb } = require('./lib/processes');
+const stores = require('./lib/stores');
+const { markdown } = require('./lib/report');
+
+const ROOT = resolve(__dirname, '..');
+const { values: opt } = parseArgs({
+  options: {
+    students: { type: 'string', default: '5000' },
+    seats: { type: 'string', default: '500' },
+    mode: { type: 'string', default: 'pubsub' },
+    json: { type: 'string' },
+    connections: { type: 'string', default: '200' },
+    'pgbench-seconds': { type: 'string', default: '3' },
+    'no-build': { type: 'boolean', default: false },
+  },
+});
+const STUDENTS = Number(opt.students);
+const SEATS = Number(opt.seats);
+const CONNECTIONS = Number(opt.connections);
+const MODE = opt.mode;
+if (!['cron', 'pubsub', 'keyspace'].includes(MODE))
+  throw new Error('--mode must be cron, pubsub or keyspace');
+if (!(STUDENTS > 0 && SEATS > 0 && SEATS <= 100_000))
+  throw new Error('--students and --seats must be positive');
+
+const PG_SERVER = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432';
+const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379/0';
+const DB = `enroll_bench_${process.pid}`;
+const DB_URL = `${PG_SERVER}/${DB}`;
+const PREFIX = `bench${process.pid}:`;
+const SECRET = 'bench-secret-of-sufficient-length';
+const STAMPEDE_TIMEOUT_MS = 120_000;
+
+const token = (sub, role = 'student') =>
+  jwt.sign({ sub, role }, SECRET, { algorithm: 'HS256', expiresIn: '1h' });
+const log = (m) => process.stderr.write(`bench: ${m}\n`);
+
+/** The service as `npm start` runs it, on its own database and Redis key prefix. */
+function startService() {
+  return startNode(
+    resolve(ROOT, 'dist/src/main.js'),
+    {
+      PORT: '0', HOST: '127.0.0.1', DATABASE_URL: DB_URL, REDIS_URL, REDIS_KEY_PREFIX: PREFIX,
+      JWT_SECRET: SECRET, ADMISSION_MODE: MODE, RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'info',
+    },
+    /listening on (http:\/\/127\.0\.0\.1:\d+)/,
+    'service',
+  ); // prettier-ignore
+}
+
+/**
+ * Runs `phase` against a fresh service process, then stops it before reading PostgreSQL's
+ * commit count: backends flush their statistics when they exit, so the count is complete.
+ */
+async function withService(phase) {
+  const svc = await startService();
+  const api = new HttpClient(svc.url, CONNECTIONS);
+  const pg0 = await stores.pgCommits(PG_SERVER, DB);
+  const redis0 = await stores.redisCommands(REDIS_URL);
+  let result;
+  try {
+    result = await phase(api, token('bench-admin', 'admin'));
+    result.rssMb = peakRssMb(svc.proc.pid);
+    result.redisCommands = (await stores.redisCommands(REDIS_URL)) - redis0;
+  } finally {
+    await api.close();
+    await svc.stop();
+  }
+  result.pgCommits = (await stores.pgCommits(PG_SERVER, DB)) - pg0;
+  return result;
+}
+
+async function main() {
+  if (!opt['no-build']) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
+  const results = {
+    date: new Date().toISOString(),
+    mode: MODE,
+    students: STUDENTS,
+    seats: SEATS,
+    connections: CONNECTIONS,
+  };
+  log(`stampede: ${STUDENTS} students, ${SEATS} seats, mode ${MODE}`);
+  results.stampede = await withService(stampede);
+  log('hot-lecture enroll rate');
+  results.hot = await withService(hotLecture);
+  log('references: join floor, pgbench, direct-to-PostgreSQL peer');
+  results.floor = await joinFloor();
+  results.pgbench = pgbench();
+  results.peer = await directPeer();
+  await stores.dropDatabase(PG_SERVER, DB);
+  await stores.deleteRedisPrefix(REDIS_URL, PREFIX);
+
+  const report = markdown(results);
+  process.stdout.write(report.table + '\n');
+  if (opt.json)
+    writeFileSync(
+      opt.json,
+      JSON.stringify({ ...results, ratios: report.ratios, ok: report.ok }, null, 2),
+    );
+  if (!report.ok) {
+    log('an invariant check failed');
+    process.exitCode = 1;
+  }
+}
+
+async function createLecture(api, admin, body) {
+  const res = await api.bound.run(() =>
+    api.pool.request({
+      method: 'POST',
+      path: '/lectures',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'Bench', ...body }),
+    }),
+  );
+  const json = await res.body.json();
+  if (res.statusCode !== 201)
+    throw new Error(`create lecture: ${res.statusCode} ${JSON.stringify(json)}`);
+  return json.id;
+}
+
+/**
+ * A service is warm when registration opens (it has been up for hours): a short burst on
+ * another lecture lets the JIT and the connection pools settle first. The floor gets the same.
+ */
+const WARM_UP_REQUESTS = 1000;
+
+/** All students join at once, then each polls and enrolls the moment it is admitted. */
+async function stampede(api, admin) {
+  const warm = await createLecture(api, admin, { capacity: 1, opensAt: '2099-01-01T00:00:00Z' });
+  await Promise.all(
+    Array.from({ length: WARM_UP_REQUESTS }, (_, i) =>
+      api.request('GET', `/lectures/${warm}/queue`, token(`warm${i}`)),
+    ),
+  );
+  const id = await createLecture(api, admin, { capacity: SEATS });
+  const students = Array.from({ length: STUDENTS }, (_, i) => ({
+    id: `st${i}`,
+    token: token(`st${i}`),
+  }));
+  const t0 = now();
+
+  const joins = await Promise.all(
+    students.map(async (s) => {
+      s.joinStart = now();
+      const r = await api.request('POST', `/lectures/${id}/queue`, s.token);
+      s.joinEnd = now();
+      return r;
+    }),
+  );
+  const joinSeconds = (now() - t0) / 1000;
+  const deadline = t0 + STAMPEDE_TIMEOUT_MS;
+  let fillMs = null;
+  const enrollMs = [];
+  let doubleClicks = 0;
+
+  await Promise.all(
+    students.map(async (s) => {
+      while (now() < deadline) {
+        const r = await api.request('GET', `/lectures/${id}/queue`, s.token);
+        const b = r.body || {};
+        if (r.status !== 200) {
+          await sleep(200);
+          continue;
+        }
+        if (b.status === 'WAITING') {
+          if (b.seatsLeft === 0) return (s.outcome = 'gave up: full');
+          const est = (b.estimatedWaitSeconds ?? 1) * 1000;
+          await sleep(b.position <= 50 ? 50 : Math.min(2000, Math.max(100, est / 3)));
+          continue;
+        }
+        if (b.status === 'NOT_QUEUED') return (s.outcome = 'not queued');
+        if (b.status === 'ENROLLED') return (s.outcome = s.outcome || 'enrolled');
+        // ADMITTED: enroll now; one in ten double-clicks.
+        s.admittedKey = Date.parse(b.ticketExpiresAt) || s.admittedKey;
+        const clicks = s.id.endsWith('7') ? 2 : 1;
+        if (clicks === 2) doubleClicks += 1;
+        const replies = await Promise.all(
+          Array.from({ length: clicks }, () =>
+            api.request('POST', `/lectures/${id}/enroll`, s.token),
+          ),
+        );
+        const won = replies.find((x) => x.status === 201);
+        if (won) {
+          enrollMs.push(won.ms);
+          if (won.body.seatsLeft === 0 && fillMs === null) fillMs = now() - t0;
+          return (s.outcome = 'enrolled');
+        }
+        if (replies.some((x) => x.body?.code === 'FULL'))
+          return (s.outcome = 'wasted: admitted, then FULL');
+        if (replies.some((x) => x.status === 200)) return (s.outcome = 'enrolled');
+        await sleep(100); // 503 or NO_TICKET racing a double-click: look again
+      }
+      s.outcome = 'timed out';
+    }),
+  );
+
+  const outcomes = {};
+  for (const s of students) outcomes[s.outcome] = (outcomes[s.outcome] || 0) + 1;
+  const inv = await stores.seatInvariants(DB_URL, id);
+  return {
+    lectureId: id,
+    join: {
+      ok: joins.filter((r) => r.status === 201).length,
+      rate: STUDENTS / joinSeconds,
+      p50: percentile(
+        joins.map((r) => r.ms),
+        50,
+      ),
+      p99: percentile(
+        joins.map((r) => r.ms),
+        99,
+      ),
+    },
+    fillSeconds: fillMs === null ? null : fillMs / 1000,
+    enroll: {
+      p50: percentile(enrollMs, 50),
+      p99: percentile(enrollMs, 99),
+      count: enrollMs.length,
+    },
+    doubleClicks,
+    outcomes,
+    wasted: outcomes['wasted: admitted, then FULL'] || 0,
+    invariants: {
+      oversold: inv.oversold,
+      doubleSeats: inv.doubleSeats,
+      outOfOrder: outOfOrder(students),
+      rows: inv.rows,
+    },
+  };
+}
+
+/**
+ * Admissions out of join order: students B admitted although someone A whose join had
+ * completed before B's began was admitted later, or never (a ticket's expiry is its admission
+ * instant plus one fixed lifetime, so it orders admissions).
+ */
+function outOfOrder(students) {
+  const byEnd = [...students].sort((a, b) => a.joinEnd - b.joinEnd);
+  const byStart = [...students].sort((a, b) => a.joinStart - b.joinStart);
+  let i = 0;
+  let latestBefore = -Infinity;
+  let count = 0;
+  for (const b of byStart) {
+    while (i < byEnd.length && byEnd[i].joinEnd < b.joinStart) {
+      latestBefore = Math.max(latestBefore, byEnd[i].admittedKey ?? Infinity);
+      i++;
+    }
+    if (b.admittedKey !== undefined && latestBefore > b.admittedKey) count++;
+  }
+  return count;
+}
+
+/** Enroll rate on one hot lecture: many admitted students enroll at once. */
+async function hotLecture(api, admin) {
+  const k = Math.min(STUDENTS, 2000);
+  const id = await createLecture(api, admin, {
+    capacity: k,
+    admission: { batchSize: k, maxActiveTickets: k, ticketTtlSeconds: 600 },
+  });
+  const students = Array.from({ length: k }, (_, i) => token(`hot${i}`));
+  await Promise.all(students.map((t) => api.request('POST', `/lectures/${id}/queue`, t)));
+  for (let i = 0; i < 100; i++) {
+    const st = await api.request('GET', `/lectures/${id}/stats`, admin);
+    if (st.body?.activeTickets === k) break;
+    await sleep(100);
+  }
+  const t0 = now();
+  const replies = await Promise.all(
+    students.map((t) => api.request('POST', `/lectures/${id}/enroll`, t)),
+  );
+  const seconds = (now() - t0) / 1000;
+  const ok = replies.filter((r) => r.status === 201);
+  return {
+    students: k,
+    enrolled: ok.length,
+    rate: ok.length / seconds,
+    p50: percentile(
+      ok.map((r) => r.ms),
+      50,
+    ),
+    p99: percentile(
+      ok.map((r) => r.ms),
+      99,
+    ),
+    invariants: await stores.seatInvariants(DB_URL, id),
+  };
+}
+
+async function joinFloor() {
+  const floor = await startNode(
+    resolve(__dirname, 'peers/join-floor.js'),
+    { REDIS_URL, REDIS_KEY_PREFIX: PREFIX },
+    /ready (http:\/\/\S+)/,
+    'join floor',
+  );
+  const client = new HttpClient(floor.url, CONNECTIONS);
+  try {
+    await Promise.all(
+      Array.from({ length: WARM_UP_REQUESTS }, (_, i) =>
+        client.request('POST', `/join?s=warm${i}`),
+      ),
+    );
+    const t0 = now();
+    const replies = await Promise.all(
+      Array.from({ length: STUDENTS }, (_, i) => client.request('POST', `/join?s=st${i}`)),
+    );
+    return {
+      ok: replies.filter((r) => r.status === 201).length,
+      rate: STUDENTS / ((now() - t0) / 1000),
+      p50: percentile(
+        replies.map((r) => r.ms),
+        50,
+      ),
+      p99: percentile(
+        replies.map((r) => r.ms),
+        99,
+      ),
+    };
+  } finally {
+    await client.close();
+    await floor.stop();
+  }
+}
+
+/** pgbench on the enroll transaction, one hot row, at a few client counts; the best is the limit. */
+function pgbench() {
+  const seconds = opt['pgbench-seconds'];
+  const lid = execPsql(
+    `INSERT INTO lecture (title, capacity, seats_left, opens_at, batch_size, ticket_ttl_seconds, max_active_tickets)
+     VALUES ('pgbench', 100000, 100000, now(), 1, 10, 1) RETURNING id`,
+  );
+  if (lid === null) return { available: false };
+  const byClients = {};
+  for (const c of [1, 4, 16]) {
+    const run = spawnSync(
+      'pgbench',
+      [
+        '-n',
+        '-f',
+        resolve(__dirname, 'pgbench-enroll.sql'),
+        '-D',
+        `lid=${lid}`,
+        '-c',
+        String(c),
+        '-j',
+        String(Math.min(c, 2)),
+        '-T',
+        seconds,
+        DB_URL,
+      ],
+      { encoding: 'utf8', timeout: (Number(seconds) + 30) * 1000 },
+    );
+    const m = /tps = ([\d.]+) \(without initial connection time\)/.exec(run.stdout || '');
+    if (!m)
+      return { available: false, error: (run.stderr || run.error?.message || '').slice(0, 300) };
+    byClients[c] = Number(m[1]);
+  }
+  return { available: true, byClients, best: Math.max(...Object.values(byClients)) };
+}
+
+function execPsql(sql) {
+  const r = spawnSync('psql', ['-At', '-v', 'ON_ERROR_STOP=1', '-c', sql, DB_URL], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return r.status === 0 ? r.stdout.trim().split('\n')[0] : null;
+}
+
+async function directPeer() {
+  const lid = execPsql(
+    `INSERT INTO lecture (title, capacity, seats_left, opens_at, batch_size, ticket_ttl_seconds, max_active_tickets)
+     VALUES ('peer', ${SEATS}, ${SEATS}, now(), 1, 10, 1) RETURNING id`,
+  );
+  const peer = await startNode(
+    resolve(__dirname, 'peers/direct-enroll.js'),
+    { DATABASE_URL: DB_URL },
+    /ready (http:\/\/\S+)/,
+    'peer',
+  );
+  const client = new HttpClient(peer.url, CONNECTIONS);
+  try {
+    const pg0 = await stores.pgCommits(PG_SERVER, DB);
+    const t0 = now();
+    let fillMs = null;
+    let won = 0;
+    const replies = await Promise.all(
+      Array.from({ length: STUDENTS }, async (_, i) => {
+        const r = await client.request('POST', `/enroll?l=${lid}&s=peer${i}`);
+        if (r.status === 201 && ++won === SEATS) fillMs = now() - t0;
+        return r;
+      }),
+    );
+    await client.close();
+    await peer.stop(); // its backends flush their statistics as they exit
+    const inv = await stores.seatInvariants(DB_URL, Number(lid));
+    return {
+      p50: percentile(
+        replies.map((r) => r.ms),
+        50,
+      ),
+      p99: percentile(
+        replies.map((r) => r.ms),
+        99,
+      ),
+      enrolled: won,
+      errors: replies.filter((r) => r.status === 0 || r.status >= 500).length,
+      fillSeconds: fillMs === null ? null : fillMs / 1000,
+      pgCommits: (await stores.pgCommits(PG_SERVER, DB)) - pg0,
+      oversold: inv.oversold,
+    };
+  } finally {
+    await client.close().catch(() => undefined);
+    await peer.stop();
+  }
+}
+
+main().catch(async (err) => {
+  log(err.stack || err.message);
+  await stores.dropDatabase(PG_SERVER, DB).catch(() => undefined);
+  await stores.deleteRedisPrefix(REDIS_URL, PREFIX).catch(() => undefined);
+  process.exit(2);
+});

@@ -1,0 +1,55 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+// A small run of `npm run bench`, so the benchmark cannot rot. It asserts what the bench
+// itself guarantees (it completes, every invariant holds, every figure is reported), never a
+// speed: speed is read from the full run's ratios, not asserted in a test.
+describe('npm run bench (smoke: 300 students, 30 seats)', () => {
+  it('completes with every invariant at 0 and every figure present', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'bench-')), 'result.json');
+    const run = spawnSync(
+      process.execPath,
+      [
+        'bench/stampede.js',
+        '--students',
+        '300',
+        '--seats',
+        '30',
+        '--no-build',
+        '--pgbench-seconds',
+        '1',
+        '--json',
+        out,
+      ],
+      { cwd: resolve(__dirname, '../..'), encoding: 'utf8', timeout: 120_000 },
+    );
+    expect({ status: run.status, stderr: run.stderr.slice(-2000) }).toEqual({
+      status: 0,
+      stderr: expect.any(String),
+    });
+    expect(run.stdout).toContain('| join rate (req/s) |');
+    const r = JSON.parse(readFileSync(out, 'utf8'));
+    expect(r.ok).toBe(true);
+    expect(r.stampede.invariants).toMatchObject({
+      oversold: 0,
+      doubleSeats: 0,
+      outOfOrder: 0,
+      rows: 30,
+    });
+    expect(r.stampede.outcomes.enrolled).toBe(30);
+    expect(r.stampede.join.ok).toBe(300);
+    expect(r.hot.enrolled).toBe(300);
+    expect(r.peer.oversold).toBe(0);
+    for (const v of [
+      r.stampede.join.rate,
+      r.floor.rate,
+      r.hot.rate,
+      r.stampede.fillSeconds,
+      r.stampede.rssMb,
+    ]) {
+      expect(v).toBeGreaterThan(0);
+    }
+  });
+});
