@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The stampede benchmark (issue 5): recreates the first seconds of a lecture's opening on this
 // machine and reports every figure beside a reference measured in the same run.
-//   npm run bench -- [--students 5000] [--seats 500] [--mode cron|pubsub|keyspace] [--json FILE]
+//   npm run bench -- [--students 5000] [--seats 500] [--mode pubsub,keyspace,cron] [--json FILE]
+// With several modes, the stampede runs once per mode and the table compares them.
 // Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
 const { execFileSync, spawnSync } = require('node:child_process');
 const { writeFileSync } = require('node:fs');
@@ -18,7 +19,7 @@ const { values: opt } = parseArgs({
   options: {
     students: { type: 'string', default: '5000' },
     seats: { type: 'string', default: '500' },
-    mode: { type: 'string', default: 'pubsub' },
+    mode: { type: 'string', default: 'pubsub,keyspace,cron' },
     json: { type: 'string' },
     connections: { type: 'string', default: '200' },
     'pgbench-seconds': { type: 'string', default: '3' },
@@ -28,9 +29,12 @@ const { values: opt } = parseArgs({
 const STUDENTS = Number(opt.students);
 const SEATS = Number(opt.seats);
 const CONNECTIONS = Number(opt.connections);
-const MODE = opt.mode;
-if (!['cron', 'pubsub', 'keyspace'].includes(MODE))
-  throw new Error('--mode must be cron, pubsub or keyspace');
+// One mode, or several to compare side by side; the first is the headline (the default mode).
+const MODES = opt.mode.split(',');
+if (!MODES.every((m) => ['cron', 'pubsub', 'keyspace'].includes(m))) {
+  throw new Error('--mode must be cron, pubsub, keyspace, or a comma-separated list of them');
+}
+const MODE = MODES[0];
 if (!(STUDENTS > 0 && SEATS > 0 && SEATS <= 100_000))
   throw new Error('--students and --seats must be positive');
 
@@ -47,12 +51,12 @@ const token = (sub, role = 'student') =>
 const log = (m) => process.stderr.write(`bench: ${m}\n`);
 
 /** The service as `npm start` runs it, on its own database and Redis key prefix. */
-function startService() {
+function startService(mode) {
   return startNode(
     resolve(ROOT, 'dist/src/main.js'),
     {
       PORT: '0', HOST: '127.0.0.1', DATABASE_URL: DB_URL, REDIS_URL, REDIS_KEY_PREFIX: PREFIX,
-      JWT_SECRET: SECRET, ADMISSION_MODE: MODE, RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'info',
+      JWT_SECRET: SECRET, ADMISSION_MODE: mode, RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'info',
     },
     /listening on (http:\/\/127\.0\.0\.1:\d+)/,
     'service',
@@ -63,8 +67,8 @@ function startService() {
  * Runs `phase` against a fresh service process, then stops it before reading PostgreSQL's
  * commit count: backends flush their statistics when they exit, so the count is complete.
  */
-async function withService(phase) {
-  const svc = await startService();
+async function withService(mode, phase) {
+  const svc = await startService(mode);
   const api = new HttpClient(svc.url, CONNECTIONS);
   const pg0 = await stores.pgCommits(PG_SERVER, DB);
   const redis0 = await stores.redisCommands(REDIS_URL);
@@ -90,10 +94,14 @@ async function main() {
     seats: SEATS,
     connections: CONNECTIONS,
   };
-  log(`stampede: ${STUDENTS} students, ${SEATS} seats, mode ${MODE}`);
-  results.stampede = await withService(stampede);
+  results.modes = {};
+  for (const mode of MODES) {
+    log(`stampede: ${STUDENTS} students, ${SEATS} seats, mode ${mode}`);
+    results.modes[mode] = await withService(mode, stampede);
+  }
+  results.stampede = results.modes[MODE];
   log('hot-lecture enroll rate');
-  results.hot = await withService(hotLecture);
+  results.hot = await withService(MODE, hotLecture);
   log('references: join floor, pgbench, direct-to-PostgreSQL peer');
   results.floor = await joinFloor();
   results.pgbench = pgbench();
@@ -126,7 +134,7 @@ async function createLecture(api, admin, body) {
   const json = await res.body.json();
   if (res.statusCode !== 201)
     throw new Error(`create lecture: ${res.statusCode} ${JSON.stringify(json)}`);
-  return json.id;
+  return json;
 }
 
 /**
@@ -137,69 +145,75 @@ const WARM_UP_REQUESTS = 1000;
 
 /** All students join at once, then each polls and enrolls the moment it is admitted. */
 async function stampede(api, admin) {
-  const warm = await createLecture(api, admin, { capacity: 1, opensAt: '2099-01-01T00:00:00Z' });
+  const { id: warm } = await createLecture(api, admin, {
+    capacity: 1,
+    opensAt: '2099-01-01T00:00:00Z',
+  });
   await Promise.all(
     Array.from({ length: WARM_UP_REQUESTS }, (_, i) =>
       api.request('GET', `/lectures/${warm}/queue`, token(`warm${i}`)),
     ),
   );
-  const id = await createLecture(api, admin, { capacity: SEATS });
   const students = Array.from({ length: STUDENTS }, (_, i) => ({
     id: `st${i}`,
     token: token(`st${i}`),
   }));
-  const t0 = now();
+  const joinStorm = await pureJoinStorm(api, admin, students);
 
-  const joins = await Promise.all(
-    students.map(async (s) => {
-      s.joinStart = now();
-      const r = await api.request('POST', `/lectures/${id}/queue`, s.token);
-      s.joinEnd = now();
-      return r;
-    }),
-  );
-  const joinSeconds = (now() - t0) / 1000;
+  // The opening: every student joins at once and, the moment its own join answers, polls
+  // (faster near the front, else by estimatedWaitSeconds) and enrolls once admitted.
+  const lecture = await createLecture(api, admin, { capacity: SEATS });
+  const id = lecture.id;
+  const t0 = now();
   const deadline = t0 + STAMPEDE_TIMEOUT_MS;
   let fillMs = null;
   const enrollMs = [];
+  const freedAt = []; // wall-clock ms of each seat taken, i.e. of each ticket consumed
   let doubleClicks = 0;
 
   await Promise.all(
     students.map(async (s) => {
+      s.joinStart = now();
+      let r = await api.request('POST', `/lectures/${id}/queue`, s.token);
+      s.joinEnd = now();
       while (now() < deadline) {
-        const r = await api.request('GET', `/lectures/${id}/queue`, s.token);
         const b = r.body || {};
-        if (r.status !== 200) {
+        if (r.status >= 400 && b.code === 'FULL') return (s.outcome = 'gave up: full');
+        if (r.status >= 400 || b.status === undefined) {
           await sleep(200);
-          continue;
-        }
-        if (b.status === 'WAITING') {
+        } else if (b.status === 'WAITING') {
           if (b.seatsLeft === 0) return (s.outcome = 'gave up: full');
           const est = (b.estimatedWaitSeconds ?? 1) * 1000;
-          await sleep(b.position <= 50 ? 50 : Math.min(2000, Math.max(100, est / 3)));
-          continue;
+          const nearFront = b.position <= lecture.admission.maxActiveTickets;
+          await sleep(nearFront ? 50 : Math.min(2000, Math.max(100, est / 4)));
+        } else if (b.status === 'NOT_QUEUED') {
+          return (s.outcome = 'not queued');
+        } else if (b.status === 'ENROLLED') {
+          return (s.outcome = s.outcome || 'enrolled');
+        } else {
+          // ADMITTED: enroll now; one in ten double-clicks.
+          s.admittedKey = Date.parse(b.ticketExpiresAt) || s.admittedKey;
+          const clicks = s.id.endsWith('7') ? 2 : 1;
+          if (clicks === 2) doubleClicks += 1;
+          const replies = await Promise.all(
+            Array.from({ length: clicks }, () =>
+              api.request('POST', `/lectures/${id}/enroll`, s.token),
+            ),
+          );
+          const won = replies.find((x) => x.status === 201);
+          if (won) {
+            enrollMs.push(won.ms);
+            freedAt.push(Date.now());
+            s.enrolledAt = now() - t0;
+            if (won.body.seatsLeft === 0 && fillMs === null) fillMs = now() - t0;
+            return (s.outcome = 'enrolled');
+          }
+          if (replies.some((x) => x.body?.code === 'FULL'))
+            return (s.outcome = 'wasted: admitted, then FULL');
+          if (replies.some((x) => x.status === 200)) return (s.outcome = 'enrolled');
+          await sleep(100); // 503, or NO_TICKET racing a double-click: look again
         }
-        if (b.status === 'NOT_QUEUED') return (s.outcome = 'not queued');
-        if (b.status === 'ENROLLED') return (s.outcome = s.outcome || 'enrolled');
-        // ADMITTED: enroll now; one in ten double-clicks.
-        s.admittedKey = Date.parse(b.ticketExpiresAt) || s.admittedKey;
-        const clicks = s.id.endsWith('7') ? 2 : 1;
-        if (clicks === 2) doubleClicks += 1;
-        const replies = await Promise.all(
-          Array.from({ length: clicks }, () =>
-            api.request('POST', `/lectures/${id}/enroll`, s.token),
-          ),
-        );
-        const won = replies.find((x) => x.status === 201);
-        if (won) {
-          enrollMs.push(won.ms);
-          if (won.body.seatsLeft === 0 && fillMs === null) fillMs = now() - t0;
-          return (s.outcome = 'enrolled');
-        }
-        if (replies.some((x) => x.body?.code === 'FULL'))
-          return (s.outcome = 'wasted: admitted, then FULL');
-        if (replies.some((x) => x.status === 200)) return (s.outcome = 'enrolled');
-        await sleep(100); // 503 or NO_TICKET racing a double-click: look again
+        r = await api.request('GET', `/lectures/${id}/queue`, s.token);
       }
       s.outcome = 'timed out';
     }),
@@ -210,18 +224,7 @@ async function stampede(api, admin) {
   const inv = await stores.seatInvariants(DB_URL, id);
   return {
     lectureId: id,
-    join: {
-      ok: joins.filter((r) => r.status === 201).length,
-      rate: STUDENTS / joinSeconds,
-      p50: percentile(
-        joins.map((r) => r.ms),
-        50,
-      ),
-      p99: percentile(
-        joins.map((r) => r.ms),
-        99,
-      ),
-    },
+    join: joinStorm,
     fillSeconds: fillMs === null ? null : fillMs / 1000,
     enroll: {
       p50: percentile(enrollMs, 50),
@@ -231,6 +234,8 @@ async function stampede(api, admin) {
     doubleClicks,
     outcomes,
     wasted: outcomes['wasted: admitted, then FULL'] || 0,
+    slotWait: slotWaits(students, freedAt, lecture),
+    timeline: timeline(students, t0),
     invariants: {
       oversold: inv.oversold,
       doubleSeats: inv.doubleSeats,
@@ -238,6 +243,63 @@ async function stampede(api, admin) {
       rows: inv.rows,
     },
   };
+}
+
+/** When things happened, in seconds from the opening: where the fill time goes. */
+function timeline(students, t0) {
+  const at = (xs, p) => (xs.length ? percentile(xs, p) / 1000 : null);
+  const joined = students.map((s) => s.joinEnd - t0);
+  const enrolled = students.filter((s) => s.enrolledAt !== undefined).map((s) => s.enrolledAt);
+  return {
+    lastJoinAnswered: at(joined, 100),
+    enrolled: {
+      first: at(enrolled, 0),
+      quarter: at(enrolled, 25),
+      half: at(enrolled, 50),
+      last: at(enrolled, 100),
+    },
+  };
+}
+
+/**
+ * The join storm alone, on a lecture of its own, with the same students and connections as
+ * the join floor gets: the figure the floor is compared with.
+ */
+async function pureJoinStorm(api, admin, students) {
+  const { id } = await createLecture(api, admin, { capacity: SEATS });
+  const t0 = now();
+  const joins = await Promise.all(
+    students.map((s) => api.request('POST', `/lectures/${id}/queue`, s.token)),
+  );
+  const seconds = (now() - t0) / 1000;
+  const ms = joins.map((r) => r.ms);
+  return {
+    ok: joins.filter((r) => r.status === 201).length,
+    rate: STUDENTS / seconds,
+    p50: percentile(ms, 50),
+    p99: percentile(ms, 99),
+  };
+}
+
+/**
+ * How long a freed slot waits for the next admission. The first min(maxActive, seats)
+ * admissions need no freed slot; after that the k-th admission fills the slot the k-th
+ * consumed ticket freed (admission instant = ticket expiry - lifetime, on the server's clock,
+ * the same wall clock as this process's on one machine).
+ */
+function slotWaits(students, freedAt, lecture) {
+  const ttl = lecture.admission.ticketTtlSeconds * 1000;
+  const admissions = students
+    .filter((s) => s.admittedKey !== undefined)
+    .map((s) => s.admittedKey - ttl)
+    .sort((a, b) => a - b);
+  const frees = [...freedAt].sort((a, b) => a - b);
+  const initial = Math.min(lecture.admission.maxActiveTickets, SEATS);
+  const waits = [];
+  for (let i = initial; i < admissions.length && i - initial < frees.length; i++) {
+    waits.push(Math.max(0, admissions[i] - frees[i - initial]));
+  }
+  return { count: waits.length, p50: percentile(waits, 50), p99: percentile(waits, 99) };
 }
 
 /**
@@ -264,7 +326,7 @@ function outOfOrder(students) {
 /** Enroll rate on one hot lecture: many admitted students enroll at once. */
 async function hotLecture(api, admin) {
   const k = Math.min(STUDENTS, 2000);
-  const id = await createLecture(api, admin, {
+  const { id } = await createLecture(api, admin, {
     capacity: k,
     admission: { batchSize: k, maxActiveTickets: k, ticketTtlSeconds: 600 },
   });

@@ -1,11 +1,13 @@
 // Starting and stopping the processes a bench run needs, each bounded in time.
 const { spawn } = require('node:child_process');
-const { readFileSync } = require('node:fs');
+const { readFileSync, writeFileSync } = require('node:fs');
 
 /** Spawns a node server and resolves once a line matches `ready` (its first group: the URL). */
 function startNode(script, env, ready, label) {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [script], {
+    // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles every server.
+    const nodeArgs = (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean);
+    const proc = spawn(process.execPath, [...nodeArgs, script], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -19,7 +21,10 @@ function startNode(script, env, ready, label) {
       const m = ready.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve({ proc, url: m[1], output: () => out, stop: () => stop(proc) });
+        const save = () =>
+          process.env.BENCH_LOG_DIR &&
+          writeFileSync(`${process.env.BENCH_LOG_DIR}/${label}-${proc.pid}.log`, out);
+        resolve({ proc, url: m[1], output: () => out, stop: () => stop(proc).finally(save) });
       }
     };
     proc.stdout.on('data', onData);

@@ -93,7 +93,59 @@ function markdown(r) {
     `Student outcomes: ${Object.entries(s.outcomes)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}; double-clickers ${s.doubleClicks}\n\n`;
-  return { table: header + rows.map((row) => `| ${row.join(' | ')} |`).join('\n'), ratios, ok };
+  const modeRows = modesTable(r);
+  const okAll =
+    ok &&
+    Object.values(r.modes || {}).every(
+      (m) =>
+        m.invariants.oversold === 0 &&
+        m.invariants.doubleSeats === 0 &&
+        m.invariants.outOfOrder === 0,
+    );
+  const table = header + rows.map((row) => `| ${row.join(' | ')} |`).join('\n') + modeRows;
+  return { table, ratios: { ...ratios, fillVsCron: modeRatios(r) }, ok: okAll };
+}
+
+function modeRatios(r) {
+  const cron = r.modes?.cron?.fillSeconds;
+  return Object.fromEntries(
+    Object.entries(r.modes || {}).map(([m, x]) => [
+      m,
+      cron && x.fillSeconds ? cron / x.fillSeconds : null,
+    ]),
+  );
+}
+
+/** The admission modes side by side (one stampede each, same students and seats). */
+function modesTable(r) {
+  const modes = Object.entries(r.modes || {});
+  if (modes.length < 2) return '';
+  const speedup = modeRatios(r);
+  const rows = [
+    [
+      'mode',
+      'opening to FULL (s)',
+      'sooner than cron',
+      'slot freed → next admission p50 / p99 (ms)',
+      'join rate (req/s)',
+      'wasted',
+      'oversold / double / out-of-order',
+    ],
+    ['---', '---:', '---:', '---:', '---:', '---:', '---'],
+    ...modes.map(([m, x]) => [
+      m,
+      f(x.fillSeconds, 2),
+      speedup[m] ? `${f(speedup[m], 1)}x` : 'n/a',
+      `${f(x.slotWait.p50, 0)} / ${f(x.slotWait.p99, 0)} (n=${x.slotWait.count})`,
+      f(x.join.rate),
+      String(x.wasted),
+      `${x.invariants.oversold} / ${x.invariants.doubleSeats} / ${x.invariants.outOfOrder}`,
+    ]),
+  ];
+  return (
+    '\n\nAdmission modes, one stampede each:\n\n' +
+    rows.map((row) => `| ${row.join(' | ')} |`).join('\n')
+  );
 }
 
 module.exports = { markdown };

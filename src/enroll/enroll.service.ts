@@ -3,6 +3,7 @@ import { AppError, lectureNotFound } from '../common/error-codes';
 import { isInfraError } from '../common/infra-errors';
 import { KeyedLimiter } from '../common/keyed-limiter';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
+import { AdmissionChannel } from '../redis/admission-channel';
 import { EnrollOutcome, SeatTransactions } from './seat.transactions';
 import { SeatChange, TicketStore } from './ticket.store';
 
@@ -28,6 +29,7 @@ export class EnrollService {
     private readonly tickets: TicketStore,
     private readonly seats: SeatTransactions,
     private readonly facts: LectureFactsService,
+    private readonly channel: AdmissionChannel,
   ) {}
 
   /**
@@ -55,7 +57,7 @@ export class EnrollService {
     try {
       outcome = await this.perLecture.run(lectureId, () => this.seats.enroll(lectureId, studentId));
     } catch (err) {
-      await this.tickets.giveBack(lectureId, studentId, msLeft).catch(() => false);
+      await this.giveBack(lectureId, studentId, msLeft);
       if (isInfraError(err))
         throw new AppError(
           'UNAVAILABLE',
@@ -79,7 +81,7 @@ export class EnrollService {
         };
       case 'NOT_OPEN':
         // The admin moved the window after this admission: not the student's doing.
-        await this.tickets.giveBack(lectureId, studentId, msLeft).catch(() => false);
+        await this.giveBack(lectureId, studentId, msLeft);
         throw new AppError('NOT_OPEN', 'enrollment has not opened yet');
       case 'FULL':
       case 'CLOSED':
@@ -109,6 +111,10 @@ export class EnrollService {
     return { items: rows.map((r) => ({ ...r, enrolledAt: r.enrolledAt.toISOString() })) };
   }
 
+  private async giveBack(lectureId: number, studentId: string, msLeft: number): Promise<void> {
+    await this.tickets.giveBack(lectureId, studentId, msLeft).catch(() => false);
+  }
+
   /**
    * After commit, tell Redis. The row is committed whatever happens here, so a Redis failure is
    * logged, not answered: the hold lapses by itself and the next change corrects seats left.
@@ -123,6 +129,8 @@ export class EnrollService {
     try {
       await this.tickets.recordSeats(lectureId, version, seatsLeft, studentId, change);
       this.facts.forget(lectureId);
+      // The hold is released (or a seat came back): the next student may fit now.
+      await this.channel.slotFreed(lectureId);
     } catch (err) {
       this.logger.warn(
         `lecture ${lectureId}: committed, but Redis was not updated: ${err instanceof Error ? err.message : err}`,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { lectureKeys } from '../redis/keys';
-import { InjectRedis } from '../redis/redis.module';
+import { InjectRedis } from '../redis/redis.token';
 
 /**
  * How long a consumed ticket's hold lasts while its enroll transaction runs; past it, a crashed

@@ -1,4 +1,4 @@
-import { InjectRedis } from '../redis/redis.module';
+import { InjectRedis } from '../redis/redis.token';
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import type { Redis } from 'ioredis';

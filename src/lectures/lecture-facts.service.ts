@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { lectureNotFound } from '../common/error-codes';
 import { MAX_ID } from '../common/parse-id.pipe';
 import { lectureKeys } from '../redis/keys';
-import { InjectRedis } from '../redis/redis.module';
+import { InjectRedis } from '../redis/redis.token';
 import { LectureFacts, factsOf, fromHash, toHashFields } from './lecture-facts';
 import { Lecture } from './lecture.entity';
 

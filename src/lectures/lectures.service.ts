@@ -7,6 +7,7 @@ import { MAX_ID } from '../common/parse-id.pipe';
 import { CreateLectureDto } from './dto/create-lecture.dto';
 import { ListLecturesQuery } from './dto/list-lectures.query';
 import { UpdateLectureDto } from './dto/update-lecture.dto';
+import { AdmissionChannel } from '../redis/admission-channel';
 import { LectureFactsService } from './lecture-facts.service';
 import { Lecture } from './lecture.entity';
 import { LectureStatus, LectureView, toLectureView } from './lecture.view';
@@ -26,6 +27,7 @@ export class LecturesService {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly facts: LectureFactsService,
+    private readonly channel: AdmissionChannel,
   ) {}
 
   async create(dto: CreateLectureDto): Promise<LectureView> {
@@ -71,6 +73,7 @@ export class LecturesService {
       return tx.save(lecture);
     });
     await this.facts.publish(saved);
+    await this.channel.slotFreed(id); // a raised capacity or a moved window may admit more
     return toLectureView(saved);
   }
 

@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { AdmissionChannel } from '../redis/admission-channel';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { QueueStore } from './queue.store';
 
@@ -15,26 +16,35 @@ const CRON_NAME = 'admission';
 /**
  * Admits the head of each lecture's queue. The cron runs in every instance every
  * ADMISSION_INTERVAL_MS; the pop-and-grant script lets only the first tick of each interval
- * slot admit, so N instances admit exactly what one would.
+ * slot admit, so N instances admit exactly what one would. In pubsub and keyspace modes,
+ * events (a slot may have freed) admit at once as well; the cron stays as the safety net.
  */
 @Injectable()
 export class AdmissionService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(AdmissionService.name);
   private ticking = false;
+  private readonly eventRuns = new Map<number, 'running' | 'again'>();
+  private eventAdmissions = 0;
+  private eventAdmitted = 0;
 
   constructor(
     private readonly store: QueueStore,
     private readonly facts: LectureFactsService,
     private readonly scheduler: SchedulerRegistry,
+    private readonly channel: AdmissionChannel,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     const timer = setInterval(() => void this.tick(), this.config.admission.intervalMs);
     this.scheduler.addInterval(CRON_NAME, timer);
+    await this.channel.listen((lectureId) => this.admitSoon(lectureId));
   }
 
   onApplicationShutdown(): void {
+    this.logger.log(
+      `event admissions: ${this.eventAdmissions} runs admitted ${this.eventAdmitted}`,
+    );
     if (this.scheduler.doesExist('interval', CRON_NAME)) this.scheduler.deleteInterval(CRON_NAME);
   }
 
@@ -50,6 +60,33 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     } finally {
       this.ticking = false;
     }
+  }
+
+  /**
+   * Admits for an event, coalescing a burst: while one admission for the lecture runs, any
+   * number of further events cause exactly one more run after it.
+   */
+  admitSoon(lectureId: number): void {
+    if (this.eventRuns.has(lectureId)) {
+      this.eventRuns.set(lectureId, 'again');
+      return;
+    }
+    this.eventRuns.set(lectureId, 'running');
+    void (async () => {
+      try {
+        do {
+          this.eventRuns.set(lectureId, 'running');
+          this.eventAdmissions += 1;
+          this.eventAdmitted += await this.admit(lectureId, 'event');
+        } while (this.eventRuns.get(lectureId) === 'again');
+      } catch (err) {
+        this.logger.warn(
+          `event admission for lecture ${lectureId} failed: ${(err as Error).message}`,
+        );
+      } finally {
+        this.eventRuns.delete(lectureId);
+      }
+    })();
   }
 
   /** Pop-and-grant for one lecture; returns how many were admitted. */

@@ -4,6 +4,8 @@ import { AppError } from '../common/error-codes';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { LectureFacts } from '../lectures/lecture-facts';
 import { LecturesService } from '../lectures/lectures.service';
+import { AdmissionChannel } from '../redis/admission-channel';
+import { AdmissionService } from './admission.service';
 import { Place, QueueStore } from './queue.store';
 import { QueueStatusView, toQueueStatusView } from './queue-status.view';
 
@@ -21,6 +23,8 @@ export class QueueService {
     private readonly store: QueueStore,
     private readonly facts: LectureFactsService,
     private readonly lectures: LecturesService,
+    private readonly admission: AdmissionService,
+    private readonly channel: AdmissionChannel,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -35,11 +39,17 @@ export class QueueService {
     if (facts.closesAt !== null && now >= facts.closesAt) {
       throw new AppError('CLOSED', 'enrollment has closed');
     }
-    const place = await this.placeOf(lectureId, studentId, true);
+    let place = await this.placeOf(lectureId, studentId, true);
     if (place.state === 'FULL') throw new AppError('FULL', 'no seat is left');
-    // Only the join into an empty queue lists the lecture for the cron: everyone behind it is
-    // covered, since unmarkIfEmpty re-lists a lecture whose queue is not empty after removal.
-    if (place.created && place.position === 1) await this.store.markWaiting(lectureId);
+    if (place.created && place.position === 1) {
+      // Only the join into an empty queue lists the lecture for the cron: everyone behind it
+      // is covered, since unmarkIfEmpty re-lists a lecture whose queue is not empty.
+      await this.store.markWaiting(lectureId);
+      // Nobody ahead: if there is room, admit now rather than at the next tick.
+      if (this.channel.enabled && (await this.admission.admit(lectureId, 'event')) > 0) {
+        place = { ...(await this.placeOf(lectureId, studentId, false)), created: true };
+      }
+    }
     return { created: place.created, status: this.view(lectureId, place, facts) };
   }
 
@@ -51,7 +61,8 @@ export class QueueService {
   /** Gives up the place or the unused ticket; the slot goes to the next student. */
   async leave(lectureId: number, studentId: string): Promise<void> {
     await this.facts.get(lectureId); // LECTURE_NOT_FOUND before anything else
-    await this.store.leave(lectureId, studentId);
+    const { gaveBack } = await this.store.leave(lectureId, studentId);
+    if (gaveBack) await this.channel.slotFreed(lectureId);
   }
 
   /** Seats from PostgreSQL (the truth), queue figures from Redis. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { WAITING_LECTURES_KEY, lectureKeys } from '../redis/keys';
-import { InjectRedis } from '../redis/redis.module';
+import { InjectRedis } from '../redis/redis.token';
 
 export type PlaceState = 'ENROLLED' | 'ADMITTED' | 'WAITING' | 'NOT_QUEUED' | 'FULL';
 

@@ -1,12 +1,10 @@
 import { RedisModule as NestRedisModule, RedisService } from '@liaoliaots/nestjs-redis';
-import { Global, Inject, Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { AdmissionChannel } from './admission-channel';
 import { defineScripts } from './lua-scripts';
+import { REDIS } from './redis.token';
 import './script-commands';
-
-/** Token of the shared ioredis command connection. */
-export const REDIS = Symbol('REDIS');
-export const InjectRedis = () => Inject(REDIS);
 
 /**
  * The shared command connection. Commands fail fast when Redis is down (one retry, short
@@ -38,6 +36,7 @@ export const InjectRedis = () => Inject(REDIS);
     }),
   ],
   providers: [
+    AdmissionChannel,
     {
       provide: REDIS,
       inject: [RedisService],
@@ -48,6 +47,6 @@ export const InjectRedis = () => Inject(REDIS);
       },
     },
   ],
-  exports: [REDIS],
+  exports: [REDIS, AdmissionChannel],
 })
 export class RedisModule {}

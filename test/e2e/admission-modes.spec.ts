@@ -1,0 +1,133 @@
+import { lectureKeys } from '../../src/redis/keys';
+import { AdmissionChannel } from '../../src/redis/admission-channel';
+import {
+  createLecture,
+  enroll,
+  eventually,
+  join,
+  leave,
+  queueStatus,
+  sleep,
+  stats,
+} from '../helpers/api';
+import { RunningApp, TestContext } from '../helpers/test-context';
+
+// The cron is a minute away in every test here, so whatever admits is an event.
+const FAR = { intervalMs: 60_000 };
+
+describe('Event-driven admission', () => {
+  let ctx: TestContext;
+
+  beforeAll(async () => (ctx = await TestContext.create()));
+  afterAll(() => ctx.close());
+
+  /** Milliseconds from `since` until `student` is ADMITTED (polling every 10 ms). */
+  async function admittedAfter(
+    url: string,
+    id: number,
+    student: string,
+    since: number,
+    within: number,
+  ): Promise<number> {
+    await eventually(
+      async () => (await queueStatus(url, id, student)).body.status === 'ADMITTED',
+      within,
+      10,
+    );
+    return Date.now() - since;
+  }
+
+  describe.each(['pubsub', 'keyspace'] as const)('%s mode', (mode) => {
+    let a: RunningApp;
+    let b: RunningApp;
+
+    beforeAll(async () => {
+      a = await ctx.startApp({ admission: { ...FAR, mode } });
+      b = await ctx.startApp({ admission: { ...FAR, mode } });
+    });
+
+    it('every instance holds exactly one subscriber on the channel from start-up', async () => {
+      const channel = `${ctx.redisPrefix}admission:slot-freed`;
+      const eventApps = ctx.apps.filter((x) => x.config.admission.mode !== 'cron').length;
+      const [, subscribers] = (await ctx.redis.pubsub('NUMSUB', channel)) as [string, number];
+      expect(subscribers).toBe(eventApps);
+    });
+
+    it('admits on join: the first student into an open, empty lecture is ADMITTED in the join response', async () => {
+      const { id } = await createLecture(a.url);
+      const res = await join(a.url, id, 'first');
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({
+        status: 'ADMITTED',
+        position: null,
+        ticketExpiresAt: expect.any(String),
+      });
+    });
+
+    it('after an enroll frees a slot, the next student is admitted at once, by another instance too', async () => {
+      const { id } = await createLecture(a.url, { admission: { maxActiveTickets: 1 } });
+      expect((await join(a.url, id, 'x')).body.status).toBe('ADMITTED');
+      expect((await join(b.url, id, 'y')).body).toMatchObject({ status: 'WAITING', position: 1 });
+      const freed = Date.now();
+      expect((await enroll(a.url, id, 'x')).status).toBe(201);
+      const waited = await admittedAfter(b.url, id, 'y', freed, 2000);
+      // The issue asks for 200 ms; the test allows 1 s so a loaded CI machine does not flake,
+      // which still proves an event did it (the cron is 60 s away). The bench measures it.
+      expect(waited).toBeLessThan(1000);
+    });
+
+    it('leaving with a ticket hands the slot on at once', async () => {
+      const { id } = await createLecture(a.url, { admission: { maxActiveTickets: 1 } });
+      await join(a.url, id, 'p');
+      await join(a.url, id, 'q');
+      const freed = Date.now();
+      expect((await leave(b.url, id, 'p')).status).toBe(204);
+      expect(await admittedAfter(a.url, id, 'q', freed, 2000)).toBeLessThan(1000);
+    });
+
+    it('a duplicated or replayed event never over-admits', async () => {
+      const { id } = await createLecture(a.url, {
+        capacity: 100,
+        admission: { maxActiveTickets: 3, batchSize: 2 },
+      });
+      for (let i = 0; i < 10; i++) await join(a.url, id, `r${i}`);
+      const channels = [a, b].map((x) => x.app.get(AdmissionChannel));
+      await Promise.all(Array.from({ length: 50 }, (_, i) => channels[i % 2].slotFreed(id)));
+      await sleep(300);
+      expect((await stats(a.url, id)).body).toMatchObject({
+        activeTickets: 3,
+        waiting: 7,
+        admittedTotal: 3,
+      });
+    });
+  });
+
+  it("keyspace: an unused ticket's expiry admits the next student within a second", async () => {
+    const a = await ctx.startApp({ admission: { ...FAR, mode: 'keyspace' } });
+    const { id } = await createLecture(a.url, {
+      admission: { maxActiveTickets: 1, ticketTtlSeconds: 10 },
+    });
+    const first = await join(a.url, id, 'sleepy');
+    expect(first.body.status).toBe('ADMITTED');
+    await join(a.url, id, 'next');
+    const expiresAt = Date.parse(first.body.ticketExpiresAt);
+    await sleep(expiresAt - Date.now() - 200);
+    expect((await queueStatus(a.url, id, 'next')).body.status).toBe('WAITING');
+    const waited = await admittedAfter(a.url, id, 'next', expiresAt, 5000);
+    expect(waited).toBeLessThan(1000);
+    expect((await queueStatus(a.url, id, 'sleepy')).body.status).toBe('NOT_QUEUED');
+  });
+
+  it('cron mode admits nobody on join or on events: only the tick does', async () => {
+    const a = await ctx.startApp({ admission: { ...FAR, mode: 'cron' } });
+    const { id } = await createLecture(a.url);
+    expect((await join(a.url, id, 'patient')).body).toMatchObject({
+      status: 'WAITING',
+      position: 1,
+    });
+    await a.app.get(AdmissionChannel).slotFreed(id);
+    await sleep(200);
+    expect((await queueStatus(a.url, id, 'patient')).body.status).toBe('WAITING');
+    expect(await ctx.redis.zcard(lectureKeys(id).tickets)).toBe(0);
+  });
+});
