@@ -184,7 +184,8 @@ async function stampede(api, admin) {
         } else if (b.status === 'WAITING') {
           if (b.seatsLeft === 0) return (s.outcome = 'gave up: full');
           const est = (b.estimatedWaitSeconds ?? 1) * 1000;
-          const nearFront = b.position <= lecture.admission.maxActiveTickets;
+          // Near the front: within two full rounds of tickets of being admitted.
+          const nearFront = b.position <= 2 * lecture.admission.maxActiveTickets;
           await sleep(nearFront ? 50 : Math.min(2000, Math.max(100, est / 4)));
         } else if (b.status === 'NOT_QUEUED') {
           return (s.outcome = 'not queued');
@@ -193,6 +194,7 @@ async function stampede(api, admin) {
         } else {
           // ADMITTED: enroll now; one in ten double-clicks.
           s.admittedKey = Date.parse(b.ticketExpiresAt) || s.admittedKey;
+          s.noticedAt = Date.now();
           const clicks = s.id.endsWith('7') ? 2 : 1;
           if (clicks === 2) doubleClicks += 1;
           const replies = await Promise.all(
@@ -250,11 +252,22 @@ function timeline(students, t0) {
   const at = (xs, p) => (xs.length ? percentile(xs, p) / 1000 : null);
   const joined = students.map((s) => s.joinEnd - t0);
   const enrolled = students.filter((s) => s.enrolledAt !== undefined).map((s) => s.enrolledAt);
+  const ttl = 300_000;
+  const notice = students
+    .filter((s) => s.noticedAt)
+    .map((s) => s.noticedAt - (s.admittedKey - ttl));
   return {
+    noticeMs: {
+      p50: percentile(notice, 50),
+      p90: percentile(notice, 90),
+      max: percentile(notice, 100),
+    },
     lastJoinAnswered: at(joined, 100),
     enrolled: {
       first: at(enrolled, 0),
       quarter: at(enrolled, 25),
+      p75: at(enrolled, 75),
+      p90: at(enrolled, 90),
       half: at(enrolled, 50),
       last: at(enrolled, 100),
     },

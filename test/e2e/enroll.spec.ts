@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import request from 'supertest';
+import { SeatTransactions } from '../../src/enroll/seat.transactions';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { lectureKeys } from '../../src/redis/keys';
 import { cancelEnrollment, createLecture, enroll, join, queueStatus, stats } from '../helpers/api';
@@ -205,6 +206,21 @@ describe('Enrollment (API.md, Enrollment)', () => {
     );
     const res = await enroll(url, id, 'late');
     expect([res.status, res.body.code]).toEqual([409, 'CLOSED']);
+    await invariant1(id);
+  });
+
+  it('one batch transaction gives seats in order while they last and tells each student why not', async () => {
+    const { id } = await createLecture(url, { capacity: 3 });
+    await ctx.sql(`INSERT INTO enrollment (lecture_id, student_id) VALUES ($1, 'had')`, [id]);
+    await ctx.sql('UPDATE lecture SET seats_left = 2 WHERE id = $1', [id]);
+    const outcomes = await app.app.get(SeatTransactions).enrollBatch(id, ['b1', 'had', 'b2', 'b3']);
+    expect(outcomes.map((o) => o.kind)).toEqual([
+      'ENROLLED',
+      'ALREADY_ENROLLED',
+      'ENROLLED',
+      'FULL',
+    ]);
+    expect(outcomes[2]).toMatchObject({ seatsLeft: 0 });
     await invariant1(id);
   });
 

@@ -1,0 +1,50 @@
+import type { EnrollOutcome } from './seat.transactions';
+
+/** Most enrolls one transaction carries; keeps the statement and its lock time short. */
+export const MAX_BATCH = 200;
+
+type Waiter = {
+  studentId: string;
+  resolve: (o: EnrollOutcome) => void;
+  reject: (e: unknown) => void;
+};
+
+/**
+ * Group commit per lecture: enrolls that arrive while the lecture's transaction runs wait and
+ * go together in the next one. One transaction at a time per lecture and instance, so the hot
+ * row sees a few lock waiters however large the crowd, and under load each commit carries many
+ * seats. With no crowd, a batch is one enroll and waits for nothing.
+ */
+export class EnrollBatcher {
+  private readonly queues = new Map<number, Waiter[]>();
+
+  constructor(
+    private readonly run: (lectureId: number, studentIds: string[]) => Promise<EnrollOutcome[]>,
+  ) {}
+
+  submit(lectureId: number, studentId: string): Promise<EnrollOutcome> {
+    return new Promise((resolve, reject) => {
+      const queue = this.queues.get(lectureId);
+      if (queue) return void queue.push({ studentId, resolve, reject });
+      this.queues.set(lectureId, [{ studentId, resolve, reject }]);
+      void this.drain(lectureId);
+    });
+  }
+
+  private async drain(lectureId: number): Promise<void> {
+    const queue = this.queues.get(lectureId)!;
+    while (queue.length > 0) {
+      const batch = queue.splice(0, MAX_BATCH);
+      try {
+        const outcomes = await this.run(
+          lectureId,
+          batch.map((w) => w.studentId),
+        );
+        batch.forEach((w, i) => w.resolve(outcomes[i]));
+      } catch (err) {
+        batch.forEach((w) => w.reject(err));
+      }
+    }
+    this.queues.delete(lectureId);
+  }
+}
