@@ -18,7 +18,8 @@
           or 'event' (a slot may have freed: fill spare room now)
   ARGV[2] the cron interval in ms
 
-  Output: { admitted, waiting } or { -1 } when the facts are missing (the caller loads them)
+  Output: { admitted, waiting, expired } or { -1 } when the facts are missing (the caller
+          loads them); expired counts the tickets this call found past their expiry
 ]]
 local rcall = redis.call
 local time = rcall('TIME')
@@ -36,13 +37,13 @@ rcall('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 if ARGV[1] == 'tick' then
   local slot = math.floor(now / tonumber(ARGV[2]))
   if tonumber(rcall('HGET', KEYS[5], 'tickSlot') or '-1') == slot then
-    return { 0, rcall('ZCARD', KEYS[1]) }
+    return { 0, rcall('ZCARD', KEYS[1]), expired }
   end
   rcall('HSET', KEYS[5], 'tickSlot', slot)
 end
 
 local closesAt = tonumber(f[6])
-if now < tonumber(f[5]) or (closesAt and now >= closesAt) then return { 0, rcall('ZCARD', KEYS[1]) } end
+if now < tonumber(f[5]) or (closesAt and now >= closesAt) then return { 0, rcall('ZCARD', KEYS[1]), expired } end
 
 local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
 local room = math.min(batch, maxActive - held, seatsLeft - held)
@@ -65,4 +66,4 @@ if admitted > 0 then
   rcall('ZADD', KEYS[8], now, total)
   rcall('ZREMRANGEBYSCORE', KEYS[8], '-inf', now - 60000)
 end
-return { admitted, rcall('ZCARD', KEYS[1]) }
+return { admitted, rcall('ZCARD', KEYS[1]), expired }

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { INestApplication, Logger } from '@nestjs/common';
 import { createApp } from './app.factory';
@@ -41,8 +42,16 @@ function closeOnSignals(app: INestApplication): void {
       console.error(`shutdown took over ${SHUTDOWN_GRACE_MS} ms; exiting`);
       process.exit(1);
     }, SHUTDOWN_GRACE_MS).unref();
+    const started = Date.now();
+    // Keep-alive connections that were busy at SIGTERM turn idle once their response is out;
+    // close them as they do, or the server would wait for the clients to hang up.
+    const server = app.getHttpServer() as Server;
+    setInterval(() => server.closeIdleConnections(), 50).unref();
     app.close().then(
-      () => process.exit(0),
+      () => {
+        new Logger('Main').log(`closed in ${Date.now() - started} ms`);
+        process.exit(0);
+      },
       (err) => {
         console.error('shutdown failed:', err);
         process.exit(1);

@@ -3,7 +3,7 @@ const { spawn } = require('node:child_process');
 const { readFileSync, writeFileSync } = require('node:fs');
 
 /** Spawns a node server and resolves once a line matches `ready` (its first group: the URL). */
-function startNode(script, env, ready, label) {
+function startNode(script, env, readyLine, label) {
   return new Promise((resolve, reject) => {
     // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles every server.
     const nodeArgs = (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean);
@@ -12,14 +12,17 @@ function startNode(script, env, ready, label) {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
+    let ready = false;
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
       reject(new Error(`${label} did not start within 30 s:\n${out}`));
     }, 30_000);
+    // Keep only the tail of a chatty server's output (one log line per request).
     const onData = (d) => {
-      out += d;
-      const m = ready.exec(out);
+      out = (out + d).slice(-256 * 1024);
+      const m = !ready && readyLine.exec(out);
       if (m) {
+        ready = true;
         clearTimeout(timer);
         const save = () =>
           process.env.BENCH_LOG_DIR &&

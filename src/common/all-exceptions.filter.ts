@@ -1,7 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { AppError, ErrorBody, ErrorCode } from './error-codes';
-import { isInfraError } from './infra-errors';
+import type { MetricsService } from '../metrics/metrics.service';
+import { infraStore, isInfraError } from './infra-errors';
 
 /** Maps a framework status (Nest or Fastify) to the contract's code for it. */
 const CODE_FOR_STATUS: Record<number, ErrorCode> = {
@@ -19,7 +20,10 @@ const CODE_FOR_STATUS: Record<number, ErrorCode> = {
 };
 
 /** Turns anything thrown into the contract's `{ statusCode, code, message }` body. */
-export function toErrorBody(err: unknown): { body: ErrorBody; headers: Record<string, string> } {
+export function toErrorBody(
+  err: unknown,
+  metrics?: MetricsService,
+): { body: ErrorBody; headers: Record<string, string> } {
   if (err instanceof AppError) return { body: err.body, headers: err.headers };
   const status = statusOf(err);
   if (status !== undefined && status >= 400 && status < 500) {
@@ -28,6 +32,7 @@ export function toErrorBody(err: unknown): { body: ErrorBody; headers: Record<st
     return { body: { statusCode, code, message: messageOf(err) }, headers: {} };
   }
   if (status === 503 || isInfraError(err)) {
+    metrics?.storeError(infraStore(err));
     const message = 'a backing store (PostgreSQL or Redis) is unavailable; nothing was changed';
     return { body: { statusCode: 503, code: 'UNAVAILABLE', message }, headers: {} };
   }
@@ -53,8 +58,10 @@ function messageOf(err: unknown): string {
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
+  constructor(private readonly metrics?: MetricsService) {}
+
   catch(err: unknown, host: ArgumentsHost): void {
-    const { body, headers } = toErrorBody(err);
+    const { body, headers } = toErrorBody(err, this.metrics);
     if (body.statusCode >= 500) this.logger.error(err instanceof Error ? err.stack : err);
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     reply.status(body.statusCode).headers(headers).send(body);

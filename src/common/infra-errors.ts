@@ -28,3 +28,28 @@ export function isInfraError(err: unknown): boolean {
   if (name === 'MaxRetriesPerRequestError' || name === 'ConnectionNotFoundError') return true;
   return DRIVER_MESSAGES.test(err.message);
 }
+
+/** Which store an infrastructure error came from, for the error metric. */
+export function infraStore(err: unknown): 'postgres' | 'redis' | 'unknown' {
+  if (!(err instanceof Error)) return 'unknown';
+  const name = err.constructor?.name ?? '';
+  const code = (err as { code?: unknown }).code;
+  if (
+    name === 'QueryFailedError' ||
+    name === 'DatabaseError' ||
+    (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code))
+  ) {
+    return 'postgres';
+  }
+  if (
+    /Redis|MaxRetriesPerRequest|ReplyError/.test(name) ||
+    /Stream isn't writeable|Connection is closed|Command timed out|max retries per request/i.test(
+      err.message,
+    )
+  ) {
+    return 'redis';
+  }
+  return /terminated|timeout exceeded when trying to connect|Pool/i.test(err.message)
+    ? 'postgres'
+    : 'unknown';
+}

@@ -21,6 +21,8 @@ export interface AppConfig {
   };
   rateLimitPerSecond: number;
   logLevel: string;
+  /** Human-readable logs (pino-pretty) instead of JSON lines; for development only. */
+  logPretty: boolean;
 }
 
 /** Injection token for the AppConfig object. */

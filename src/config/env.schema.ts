@@ -62,4 +62,8 @@ export class EnvSchema {
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL?: string;
+  @IsOptional()
+  @toBool()
+  @IsBoolean({ message: 'LOG_PRETTY must be true or false' })
+  LOG_PRETTY?: boolean;
 }

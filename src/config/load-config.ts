@@ -46,5 +46,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     },
     rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND ?? 20,
     logLevel: e.LOG_LEVEL ?? 'info',
+    logPretty: e.LOG_PRETTY ?? false,
   };
 }

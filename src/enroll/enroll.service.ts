@@ -1,13 +1,24 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppError, lectureNotFound } from '../common/error-codes';
-import { isInfraError } from '../common/infra-errors';
+import { infraStore, isInfraError } from '../common/infra-errors';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
+import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../redis/admission-channel';
 import { EnrollBatcher } from './enroll-batcher';
 import { EnrollOutcome, SeatTransactions } from './seat.transactions';
 import { SeatChange, TicketStore } from './ticket.store';
 
-export interface EnrollView {
+export class MyEnrollment {
+  lectureId: number;
+  title: string;
+  enrolledAt: string;
+}
+
+export class MyEnrollments {
+  items: MyEnrollment[];
+}
+
+export class EnrollView {
   status: 'ENROLLED' | 'ALREADY_ENROLLED';
   lectureId: number;
   enrolledAt: string;
@@ -28,6 +39,7 @@ export class EnrollService {
     private readonly seats: SeatTransactions,
     private readonly facts: LectureFactsService,
     private readonly channel: AdmissionChannel,
+    private readonly metrics: MetricsService,
   ) {}
 
   /**
@@ -39,6 +51,20 @@ export class EnrollService {
     studentId: string,
   ): Promise<{ created: boolean; view: EnrollView }> {
     await this.facts.get(lectureId); // LECTURE_NOT_FOUND before touching any ticket
+    try {
+      const result = await this.consumeAndEnroll(lectureId, studentId);
+      this.metrics.enrollOutcome(lectureId, result.view.status);
+      return result;
+    } catch (err) {
+      this.metrics.enrollOutcome(lectureId, err instanceof AppError ? err.code : 'ERROR');
+      throw err;
+    }
+  }
+
+  private async consumeAndEnroll(
+    lectureId: number,
+    studentId: string,
+  ): Promise<{ created: boolean; view: EnrollView }> {
     const msLeft = await this.tickets.consume(lectureId, studentId);
     if (msLeft === null) {
       const enrolledAt = await this.seats.enrolledAt(lectureId, studentId);
@@ -50,17 +76,20 @@ export class EnrollService {
       const { seatsLeft } = await this.facts.get(lectureId);
       return { created: false, view: view('ALREADY_ENROLLED', lectureId, enrolledAt, seatsLeft) };
     }
+    this.metrics.ticketEvent(lectureId, 'consumed');
 
     let outcome: EnrollOutcome;
     try {
       outcome = await this.batcher.submit(lectureId, studentId);
     } catch (err) {
       await this.giveBack(lectureId, studentId, msLeft);
-      if (isInfraError(err))
+      if (isInfraError(err)) {
+        this.metrics.storeError(infraStore(err));
         throw new AppError(
           'UNAVAILABLE',
           'the database could not take the enrollment; your ticket was kept, try again',
         );
+      }
       throw err;
     }
 
@@ -102,13 +131,15 @@ export class EnrollService {
     await this.settle(lectureId, outcome.version, outcome.seatsLeft, studentId, 'cancelled');
   }
 
-  async enrollmentsOf(studentId: string) {
+  async enrollmentsOf(studentId: string): Promise<MyEnrollments> {
     const rows = await this.seats.enrollmentsOf(studentId);
     return { items: rows.map((r) => ({ ...r, enrolledAt: r.enrolledAt.toISOString() })) };
   }
 
   private async giveBack(lectureId: number, studentId: string, msLeft: number): Promise<void> {
-    await this.tickets.giveBack(lectureId, studentId, msLeft).catch(() => false);
+    if (await this.tickets.giveBack(lectureId, studentId, msLeft).catch(() => false)) {
+      this.metrics.ticketEvent(lectureId, 'given_back');
+    }
   }
 
   /**

@@ -1,15 +1,17 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
+import { ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../auth/roles.decorator';
 import { RedisHealthIndicator } from './redis.health';
 
 type Check = 'up' | 'down';
-export interface HealthBody {
+export class HealthBody {
   status: 'ok' | 'error';
   checks: { postgres: Check; redis: Check };
 }
 
+@ApiTags('operations')
 @Controller('health')
 export class HealthController {
   constructor(
@@ -20,6 +22,8 @@ export class HealthController {
 
   @Get()
   @Public()
+  @ApiResponse({ status: 200, description: 'both stores up' })
+  @ApiResponse({ status: 503, description: 'a store is down; it is marked down in checks' })
   async check(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthBody> {
     const result = await this.health
       .check([

@@ -3,16 +3,32 @@ import type { Lecture } from './lecture.entity';
 export const LECTURE_STATUSES = ['SCHEDULED', 'OPEN', 'FULL', 'CLOSED'] as const;
 export type LectureStatus = (typeof LECTURE_STATUSES)[number];
 
+/** A lecture's admission settings. */
+export class AdmissionSettingsView {
+  batchSize: number;
+  ticketTtlSeconds: number;
+  maxActiveTickets: number;
+}
+
 /** The `Lecture` JSON of API.md. */
-export interface LectureView {
+export class LectureView {
+  /** positive integer */
   id: number;
   title: string;
   capacity: number;
   seatsLeft: number;
+  /** ISO 8601 */
   opensAt: string;
+  /** ISO 8601, or null: never closes */
   closesAt: string | null;
+  /** SCHEDULED before opensAt, OPEN, FULL (no seat left) or CLOSED after closesAt */
   status: LectureStatus;
-  admission: { batchSize: number; ticketTtlSeconds: number; maxActiveTickets: number };
+  admission: AdmissionSettingsView;
+}
+
+export class LectureList {
+  items: LectureView[];
+  total: number;
 }
 
 /** A closed window wins over a full lecture; a full lecture is only FULL while open. */

@@ -1,22 +1,27 @@
 import { Body, Controller, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { ApiErrors } from '../docs/api-errors.decorator';
 import { Roles } from '../auth/roles.decorator';
 import { ParseIdPipe } from '../common/parse-id.pipe';
 import { CreateLectureDto } from './dto/create-lecture.dto';
 import { ListLecturesQuery } from './dto/list-lectures.query';
 import { UpdateLectureDto } from './dto/update-lecture.dto';
-import { LectureView } from './lecture.view';
+import { LectureList, LectureView } from './lecture.view';
 import { LecturesService } from './lectures.service';
 
+@ApiTags('lectures')
 @Controller('lectures')
 export class LecturesController {
   constructor(private readonly lectures: LecturesService) {}
 
+  @ApiErrors('FORBIDDEN', 'PAYLOAD_TOO_LARGE')
   @Post()
   @Roles('admin')
   create(@Body() dto: CreateLectureDto): Promise<LectureView> {
     return this.lectures.create(dto);
   }
 
+  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'CAPACITY_BELOW_ENROLLED', 'PAYLOAD_TOO_LARGE')
   @Patch(':id')
   @Roles('admin')
   update(
@@ -27,10 +32,11 @@ export class LecturesController {
   }
 
   @Get()
-  list(@Query() query: ListLecturesQuery): Promise<{ items: LectureView[]; total: number }> {
+  list(@Query() query: ListLecturesQuery): Promise<LectureList> {
     return this.lectures.list(query);
   }
 
+  @ApiErrors('LECTURE_NOT_FOUND')
   @Get(':id')
   get(@Param('id', ParseIdPipe) id: number): Promise<LectureView> {
     return this.lectures.get(id);

@@ -9,6 +9,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AdmissionChannel } from '../redis/admission-channel';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
+import { MetricsService } from '../metrics/metrics.service';
 import { QueueStore } from './queue.store';
 
 const CRON_NAME = 'admission';
@@ -32,6 +33,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     private readonly facts: LectureFactsService,
     private readonly scheduler: SchedulerRegistry,
     private readonly channel: AdmissionChannel,
+    private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -52,9 +54,11 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   async tick(): Promise<void> {
     if (this.ticking) return; // a slow tick (Redis struggling) is not stacked on
     this.ticking = true;
+    const started = performance.now();
     try {
       const lectures = await this.store.waitingLectures();
       await Promise.all(lectures.map((id) => this.admit(id, 'tick')));
+      this.metrics.tick((performance.now() - started) / 1000);
     } catch (err) {
       this.logger.warn(`admission tick failed: ${err instanceof Error ? err.message : err}`);
     } finally {
@@ -101,7 +105,10 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       }
       result = await this.store.admit(lectureId, mode, interval);
     }
-    if (result && result.waiting === 0) await this.store.unmarkIfEmpty(lectureId);
-    return result?.admitted ?? 0;
+    if (!result) return 0;
+    this.metrics.ticketEvent(lectureId, 'granted', result.admitted);
+    this.metrics.ticketEvent(lectureId, 'expired', result.expired);
+    if (result.waiting === 0) await this.store.unmarkIfEmpty(lectureId);
+    return result.admitted;
   }
 }

@@ -1,12 +1,17 @@
 import type { Place } from './queue.store';
 
 /** The `QueueStatus` JSON of API.md. */
-export interface QueueStatusView {
+export class QueueStatusView {
   lectureId: number;
+  /** WAITING, ADMITTED (holds a ticket), ENROLLED or NOT_QUEUED */
   status: 'WAITING' | 'ADMITTED' | 'ENROLLED' | 'NOT_QUEUED';
+  /** 1-based place while WAITING (1 = next to be admitted), else null */
   position: number | null;
+  /** students waiting in this lecture's queue */
   waiting: number;
+  /** while WAITING, from the admission rate observed over the last minute; else null */
   estimatedWaitSeconds: number | null;
+  /** while ADMITTED: until when enroll takes the ticket (ISO 8601) */
   ticketExpiresAt: string | null;
   seatsLeft: number;
 }

@@ -1,17 +1,23 @@
-import { Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { UseGuards, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { ApiErrors } from '../docs/api-errors.decorator';
 import type { FastifyReply } from 'fastify';
 import { AuthUser, CurrentUser } from '../auth/current-user.decorator';
 import { Roles } from '../auth/roles.decorator';
+import { RateLimitGuard } from '../ratelimit/rate-limit.guard';
 import { ParseIdPipe } from '../common/parse-id.pipe';
 import { QueueStatusView } from './queue-status.view';
 import { QueueService, LectureStats } from './queue.service';
 
+@ApiTags('queue')
 @Controller('lectures/:id')
 export class QueueController {
   constructor(private readonly queue: QueueService) {}
 
   /** 201 on first join; 200 with the unchanged place when already waiting, admitted or enrolled. */
+  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'NOT_OPEN', 'CLOSED', 'FULL', 'RATE_LIMITED')
   @Post('queue')
+  @UseGuards(RateLimitGuard)
   @Roles('student')
   async join(
     @Param('id', ParseIdPipe) id: number,
@@ -23,7 +29,9 @@ export class QueueController {
     return status;
   }
 
+  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'RATE_LIMITED')
   @Get('queue')
+  @UseGuards(RateLimitGuard)
   @Roles('student')
   status(
     @Param('id', ParseIdPipe) id: number,
@@ -32,13 +40,16 @@ export class QueueController {
     return this.queue.status(id, user.id);
   }
 
+  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'RATE_LIMITED')
   @Delete('queue')
+  @UseGuards(RateLimitGuard)
   @HttpCode(204)
   @Roles('student')
   async leave(@Param('id', ParseIdPipe) id: number, @CurrentUser() user: AuthUser): Promise<void> {
     await this.queue.leave(id, user.id);
   }
 
+  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND')
   @Get('stats')
   @Roles('admin')
   stats(@Param('id', ParseIdPipe) id: number): Promise<LectureStats> {

@@ -4,12 +4,13 @@ import { AppError } from '../common/error-codes';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { LectureFacts } from '../lectures/lecture-facts';
 import { LecturesService } from '../lectures/lectures.service';
+import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../redis/admission-channel';
 import { AdmissionService } from './admission.service';
 import { Place, QueueStore } from './queue.store';
 import { QueueStatusView, toQueueStatusView } from './queue-status.view';
 
-export interface LectureStats {
+export class LectureStats {
   waiting: number;
   activeTickets: number;
   enrolled: number;
@@ -25,6 +26,7 @@ export class QueueService {
     private readonly lectures: LecturesService,
     private readonly admission: AdmissionService,
     private readonly channel: AdmissionChannel,
+    private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -62,7 +64,10 @@ export class QueueService {
   async leave(lectureId: number, studentId: string): Promise<void> {
     await this.facts.get(lectureId); // LECTURE_NOT_FOUND before anything else
     const { gaveBack } = await this.store.leave(lectureId, studentId);
-    if (gaveBack) await this.channel.slotFreed(lectureId);
+    if (gaveBack) {
+      this.metrics.ticketEvent(lectureId, 'given_back');
+      await this.channel.slotFreed(lectureId);
+    }
   }
 
   /** Seats from PostgreSQL (the truth), queue figures from Redis. */

@@ -56,14 +56,14 @@ export class QueueStore {
     lectureId: number,
     mode: 'tick' | 'event',
     intervalMs: number,
-  ): Promise<{ admitted: number; waiting: number } | null> {
+  ): Promise<{ admitted: number; waiting: number; expired: number } | null> {
     const k = lectureKeys(lectureId);
     const reply = await this.redis.admit(
       k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
       mode, intervalMs,
     ); // prettier-ignore
     if (reply.length === 1) return null; // -1: no facts
-    return { admitted: reply[0], waiting: reply[1] };
+    return { admitted: reply[0], waiting: reply[1], expired: reply[2] };
   }
 
   async markWaiting(lectureId: number): Promise<void> {

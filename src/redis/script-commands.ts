@@ -8,7 +8,9 @@ export type JoinReply = [string, number, number, number, number, string] | ['NO_
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     join(...keysAndArgs: string[]): Result<JoinReply, Context>;
-    admit(...keysAndArgs: (string | number)[]): Result<[number, number] | [number], Context>;
+    admit(
+      ...keysAndArgs: (string | number)[]
+    ): Result<[number, number, number] | [number], Context>;
     leave(...keysAndArgs: string[]): Result<[number, number], Context>;
     consume(...keysAndArgs: (string | number)[]): Result<number, Context>;
     giveBack(...keysAndArgs: (string | number)[]): Result<number, Context>;

@@ -1,9 +1,21 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
+import { Client } from 'pg';
 import { adminQuery, databaseUrl, uniqueName } from '../helpers/pg';
+import { deleteRedisPrefix } from '../helpers/redis';
 import { TEST_REDIS_URL } from '../helpers/test-context';
-import { TEST_JWT_SECRET } from '../helpers/tokens';
+import { TEST_JWT_SECRET, tokenFor } from '../helpers/tokens';
+
+async function adminQueryRows(db: string, sql: string, params: unknown[]): Promise<unknown[]> {
+  const c = new Client({ connectionString: databaseUrl(db) });
+  await c.connect();
+  try {
+    return (await c.query(sql, params)).rows;
+  } finally {
+    await c.end();
+  }
+}
 
 const ROOT = resolve(__dirname, '../..');
 const MAIN = resolve(ROOT, 'dist/src/main.js'); // scripts/test.sh builds it, as `npm start` runs it
@@ -31,7 +43,27 @@ async function waitFor(cond: () => boolean, ms: number): Promise<void> {
 
 describe('Start-up and shutdown of the compiled server', () => {
   const dbName = uniqueName('enroll_start');
-  afterAll(() => adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+  afterAll(async () => {
+    await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await deleteRedisPrefix(`${dbName}:`);
+  });
+
+  const serverEnv = () => ({
+    JWT_SECRET: TEST_JWT_SECRET,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl(dbName),
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_KEY_PREFIX: `${dbName}:`,
+    RATE_LIMIT_PER_SECOND: '0',
+  });
+
+  async function started(): Promise<{ proc: ChildProcess; output: () => string; url: string }> {
+    const server = startServer(serverEnv());
+    await waitFor(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(server.output()), 20_000);
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(server.output())![1];
+    return { ...server, url };
+  }
 
   it('refuses to start without JWT_SECRET, naming it', async () => {
     const { proc, output } = startServer({ PORT: '0' });
@@ -51,17 +83,8 @@ describe('Start-up and shutdown of the compiled server', () => {
   });
 
   it('creates a missing database, migrates it, logs one ready line with the URL, and exits 0 on SIGTERM', async () => {
-    const { proc, output } = startServer({
-      JWT_SECRET: TEST_JWT_SECRET,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl(dbName),
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_KEY_PREFIX: `${dbName}:`,
-    });
+    const { proc, output, url } = await started();
     try {
-      await waitFor(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(output()), 20_000);
-      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output())![1];
       const health = await fetch(`${url}/health`);
       expect(health.status).toBe(200);
       expect(output().match(/listening on/g)).toHaveLength(1);
@@ -74,4 +97,87 @@ describe('Start-up and shutdown of the compiled server', () => {
       proc.kill('SIGKILL');
     }
   });
+
+  it('SIGTERM with 50 requests in flight: each gets a complete answer, and the process exits 0 within 10 s', async () => {
+    const { proc, url, output } = await started();
+    try {
+      await drainOnSigterm(proc, url, output);
+    } finally {
+      proc.kill('SIGKILL');
+    }
+  });
+
+  async function drainOnSigterm(
+    proc: ChildProcess,
+    url: string,
+    output: () => string,
+  ): Promise<void> {
+    const post = (path: string, token: string, body?: object) =>
+      fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+    const created = await post('/lectures', tokenFor('boss', 'admin'), {
+      title: 'Drain',
+      capacity: 60,
+      admission: { maxActiveTickets: 60 },
+    });
+    const lecture = (await created.json()) as { id: number };
+    const students = Array.from({ length: 50 }, (_, i) => `drain${i}`);
+    for (const s of students) {
+      const joined = (await (await post(`/lectures/${lecture.id}/queue`, tokenFor(s))).json()) as {
+        status: string;
+      };
+      expect(joined.status).toBe('ADMITTED');
+    }
+
+    // Hold the lecture's row lock so that all 50 enrolls are still in flight at SIGTERM.
+    const locker = new Client({ connectionString: databaseUrl(dbName) });
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('SELECT 1 FROM lecture WHERE id = $1 FOR UPDATE', [lecture.id]);
+    const inFlight = students.map((s) =>
+      post(`/lectures/${lecture.id}/enroll`, tokenFor(s)).then(async (r) => ({
+        status: r.status,
+        body: (await r.json()) as { status?: string },
+      })),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const exited = once(proc, 'exit');
+    const signalled = Date.now();
+    proc.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    await locker.query('ROLLBACK');
+    await locker.end();
+
+    const replies = await Promise.all(inFlight);
+    expect(replies.map((r) => `${r.status} ${r.body.status}`)).toEqual(
+      students.map(() => '201 ENROLLED'),
+    );
+    const [code] = await exited;
+    expect(code).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(10_000);
+    const [{ n }] = (await adminQueryRows(
+      dbName,
+      'SELECT count(*)::int AS n FROM enrollment WHERE lecture_id = $1',
+      [lecture.id],
+    )) as { n: number }[];
+    expect(n).toBe(50);
+
+    // One JSON log line per request, with route, status, latency and user id, and no token.
+    const lines = output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
+    const enrolls = lines.filter((l) => l.msg === 'request' && l.route === '/lectures/:id/enroll');
+    expect(enrolls).toHaveLength(50);
+    expect(enrolls[0]).toMatchObject({
+      userId: expect.stringMatching(/^drain\d+$/),
+      res: { statusCode: 201 },
+      responseTime: expect.any(Number),
+    });
+    expect(output()).not.toMatch(/eyJ[A-Za-z0-9_-]+\./); // no JWT anywhere
+    expect(output().toLowerCase()).not.toContain('authorization');
+  }
 });

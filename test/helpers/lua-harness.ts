@@ -4,6 +4,7 @@ import { lectureKeys } from '../../src/redis/keys';
 import { defineScripts } from '../../src/redis/lua-scripts';
 import '../../src/redis/script-commands';
 import { uniqueName } from './pg';
+import { deleteRedisPrefix } from './redis';
 import { TEST_REDIS_URL } from './test-context';
 
 /** A Redis connection with every script defined, under a key prefix of its own. */
@@ -67,14 +68,7 @@ export class LuaHarness {
   }
 
   async close(): Promise<void> {
-    const raw = new Redis(TEST_REDIS_URL);
-    let cursor = '0';
-    do {
-      const [next, keys] = await raw.scan(cursor, 'MATCH', `${this.prefix}*`, 'COUNT', 1000);
-      if (keys.length) await raw.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-    raw.disconnect();
+    await deleteRedisPrefix(this.prefix);
     this.redis.disconnect();
   }
 }

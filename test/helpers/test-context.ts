@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { createApp } from '../../src/app.factory';
 import type { AppConfig } from '../../src/config/app-config';
 import { TEMPLATE_ENV, adminQuery, databaseUrl, uniqueName } from './pg';
+import { deleteRedisPrefix } from './redis';
 import { TEST_JWT_SECRET } from './tokens';
 
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
@@ -62,6 +63,7 @@ export class TestContext {
       },
       rateLimitPerSecond: 0,
       logLevel: 'silent',
+      logPretty: false,
     };
     return {
       ...base,
@@ -93,18 +95,7 @@ export class TestContext {
     this.redis.disconnect();
   }
 
-  /** SCANs for this context's prefix only: never touches keys it did not make. */
-  private async deleteRedisKeys(): Promise<void> {
-    const raw = new Redis(TEST_REDIS_URL);
-    try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await raw.scan(cursor, 'MATCH', `${this.redisPrefix}*`, 'COUNT', 1000);
-        if (keys.length > 0) await raw.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-    } finally {
-      raw.disconnect();
-    }
+  private deleteRedisKeys(): Promise<void> {
+    return deleteRedisPrefix(this.redisPrefix);
   }
 }

@@ -39,3 +39,22 @@ describe('docker-compose.yml', () => {
     expect(compose.services.redis.ports).toContain('127.0.0.1:6379:6379');
   });
 });
+
+describe('Dockerfile', () => {
+  const file = readFileSync(resolve(ROOT, 'Dockerfile'), 'utf8');
+  const stages = file.split(/^FROM /m).slice(1);
+
+  it('builds in one stage and runs from a second with production dependencies only', () => {
+    expect(stages).toHaveLength(2);
+    expect(stages[0]).toMatch(/npm ci/);
+    expect(stages[0]).toMatch(/npm run build/);
+    expect(stages[0]).toMatch(/npm prune --omit=dev/);
+    expect(stages[1]).toMatch(/COPY --from=build \/app\/node_modules/);
+  });
+
+  it('runs as a non-root user, with a healthcheck on /health, and node as PID 1 so SIGTERM reaches it', () => {
+    expect(stages[1]).toMatch(/^USER node$/m);
+    expect(stages[1]).toMatch(/HEALTHCHECK[\s\S]*\/health/);
+    expect(stages[1]).toMatch(/^CMD \["node", "dist\/src\/main.js"\]$/m);
+  });
+});

@@ -1,0 +1,24 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+
+/**
+ * GET /docs (browsable) and GET /docs-json: the OpenAPI description, generated from the
+ * controllers and DTOs (the Nest CLI's swagger plugin reads the DTOs' types and comments at
+ * build time) plus the error codes each route declares.
+ */
+export function setupOpenApi(app: INestApplication): void {
+  const config = new DocumentBuilder()
+    .setTitle('Lecture enrollment')
+    .setDescription(
+      'Students join a per-lecture waiting queue, are admitted with a personal ticket, and enroll. ' +
+        'Every error is `{ statusCode, code, message }`; the codes each route answers are listed with it. ' +
+        'Queue and enroll routes are rate-limited per student (429 RATE_LIMITED with Retry-After). ' +
+        'Where the contract is silent: an unknown route is 404 NOT_FOUND, and a body that is not JSON is 400 VALIDATION_FAILED.',
+    )
+    .setVersion('1')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
+    .addSecurityRequirements('bearer')
+    .build();
+  const document = SwaggerModule.createDocument(app, config);
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json' });
+}

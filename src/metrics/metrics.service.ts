@@ -1,0 +1,122 @@
+import { Injectable } from '@nestjs/common';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Redis } from 'ioredis';
+import { WAITING_LECTURES_KEY, lectureKeys } from '../redis/keys';
+import { InjectRedis } from '../redis/redis.token';
+
+const METHODS = new Set(['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'HEAD', 'OPTIONS']);
+
+/**
+ * Every Prometheus series the service exports. Labels stay bounded: routes are templates
+ * ('unmatched' for anything else), lecture ids only come from code paths that already found
+ * the lecture, and per-lecture gauges are read at scrape time for lectures with a queue.
+ */
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  private readonly tickets = new Counter({
+    name: 'enroll_tickets_total',
+    help: 'Admission tickets by lecture and event (granted, expired, consumed, given_back), counted by this instance',
+    labelNames: ['lecture', 'event'] as const,
+    registers: [this.registry],
+  });
+  private readonly enrollOutcomes = new Counter({
+    name: 'enroll_outcomes_total',
+    help: 'Enroll answers by lecture and outcome (ENROLLED is an enrollment made)',
+    labelNames: ['lecture', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly tickSeconds = new Histogram({
+    name: 'enroll_admission_tick_seconds',
+    help: 'Duration of one admission cron tick over all waiting lectures',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  private readonly storeErrors = new Counter({
+    name: 'enroll_store_errors_total',
+    help: 'Requests that failed because PostgreSQL or Redis could not be reached',
+    labelNames: ['store'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(@InjectRedis() private readonly redis: Redis) {
+    collectDefaultMetrics({ register: this.registry });
+    const queue: Gauge<'lecture'> = new Gauge({
+      name: 'enroll_queue_length',
+      help: 'Students waiting, per lecture with a queue',
+      labelNames: ['lecture'] as const,
+      registers: [this.registry],
+      collect: async (): Promise<void> => this.collectQueues(queue, active),
+    });
+    const active = new Gauge({
+      name: 'enroll_active_tickets',
+      help: 'Unconsumed admission tickets, per lecture with a queue',
+      labelNames: ['lecture'] as const,
+      registers: [this.registry],
+    });
+  }
+
+  request(method: string, route: string | undefined, status: number, seconds: number): void {
+    const labels = {
+      method: METHODS.has(method) ? method : 'OTHER',
+      route: route ?? 'unmatched',
+      status: String(status),
+    };
+    this.requests.inc(labels);
+    this.latency.observe(labels, seconds);
+  }
+
+  ticketEvent(
+    lectureId: number,
+    event: 'granted' | 'expired' | 'consumed' | 'given_back',
+    n = 1,
+  ): void {
+    if (n > 0) this.tickets.inc({ lecture: String(lectureId), event }, n);
+  }
+
+  enrollOutcome(lectureId: number, outcome: string): void {
+    this.enrollOutcomes.inc({ lecture: String(lectureId), outcome });
+  }
+
+  tick(seconds: number): void {
+    this.tickSeconds.observe(seconds);
+  }
+
+  storeError(store: 'postgres' | 'redis' | 'unknown'): void {
+    this.storeErrors.inc({ store });
+  }
+
+  private async collectQueues(queue: Gauge<'lecture'>, active: Gauge<'lecture'>): Promise<void> {
+    queue.reset();
+    active.reset();
+    try {
+      const ids = await this.redis.smembers(WAITING_LECTURES_KEY);
+      const now = Date.now();
+      const pipe = this.redis.pipeline();
+      for (const id of ids)
+        pipe
+          .zcard(lectureKeys(Number(id)).queue)
+          .zcount(lectureKeys(Number(id)).tickets, `(${now}`, '+inf');
+      const replies = (await pipe.exec()) ?? [];
+      ids.forEach((id, i) => {
+        queue.set({ lecture: id }, Number(replies[2 * i]?.[1] ?? 0));
+        active.set({ lecture: id }, Number(replies[2 * i + 1]?.[1] ?? 0));
+      });
+    } catch {
+      // Redis down: the per-lecture gauges are absent from this scrape; the rest still report.
+    }
+  }
+}

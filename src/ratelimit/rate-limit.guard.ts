@@ -1,0 +1,47 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { AuthedRequest } from '../auth/current-user.decorator';
+import { AppError } from '../common/error-codes';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { InjectRedis } from '../redis/redis.token';
+
+/**
+ * RATE_LIMIT_PER_SECOND per student on the queue and enroll routes, counted in Redis so the
+ * limit holds across instances, and keyed by the student so one student's flood never uses
+ * another's allowance. Runs after the JWT guard, which put the student on the request.
+ */
+@Injectable()
+export class RateLimitGuard implements CanActivate {
+  private readonly limiter?: RateLimiterRedis;
+
+  constructor(@InjectRedis() redis: Redis, @Inject(APP_CONFIG) config: AppConfig) {
+    if (config.rateLimitPerSecond > 0) {
+      this.limiter = new RateLimiterRedis({
+        storeClient: redis,
+        keyPrefix: 'ratelimit',
+        points: config.rateLimitPerSecond,
+        duration: 1,
+      });
+    }
+  }
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    const user = ctx.switchToHttp().getRequest<AuthedRequest>().user;
+    if (!this.limiter || !user) return true;
+    try {
+      await this.limiter.consume(user.id);
+      return true;
+    } catch (res) {
+      if (!(res instanceof RateLimiterRes)) throw res; // Redis is down: the filter answers 503
+      const seconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+      throw new AppError(
+        'RATE_LIMITED',
+        `over ${this.limiter.points} requests per second; retry in ${seconds} s`,
+        {
+          'Retry-After': String(seconds),
+        },
+      );
+    }
+  }
+}
