@@ -1,12 +1,14 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Logger } from 'nestjs-pino';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { AppModule } from './app.module';
+import type { AuthedRequest } from './auth/current-user.decorator';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { StrictValidationPipe } from './common/validation.pipe';
 import type { AppConfig } from './config/app-config';
 import { setupOpenApi } from './docs/openapi';
-import type { LoggedRequest } from './logging/logging.module';
+import { PinoNestLogger, createLogger } from './logging/logger';
 import { MetricsService } from './metrics/metrics.service';
 
 /** API.md: a body over 16 KiB is PAYLOAD_TOO_LARGE. */
@@ -14,42 +16,60 @@ export const BODY_LIMIT_BYTES = 16 * 1024;
 
 /** Builds the whole application, configured but not yet listening. Used by main.ts and tests. */
 export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
+  const log = createLogger(config);
   // On close, drop idle keep-alive connections at once; in-flight requests still finish.
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     forceCloseConnections: 'idle',
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
-    bufferLogs: true, // Nest's own start-up lines go out through pino too, once it is ready
+    logger: new PinoNestLogger(log),
     abortOnError: false,
     // JSON only: Fastify parses it itself; Nest's form-body parser stays off.
     bodyParser: false,
   });
-  app.useLogger(app.get(Logger));
   const metrics = app.get(MetricsService);
   const fastify = app.getHttpAdapter().getInstance();
-  // A bodiless POST (join, enroll) may still say Content-Type: application/json; Fastify would
-  // refuse the empty body. Treat it as no body; anything else goes to Fastify's own strict
-  // parser (which also refuses __proto__ and constructor keys).
+  acceptEmptyJsonBodies(fastify);
+  observeRequests(fastify, metrics, log);
+  app.useGlobalFilters(new AllExceptionsFilter(metrics));
+  app.useGlobalPipes(new StrictValidationPipe());
+  setupOpenApi(app);
+  return app;
+}
+
+/**
+ * A bodiless POST (join, enroll) may still say Content-Type: application/json; Fastify would
+ * refuse the empty body. Treat it as no body; anything else goes to Fastify's own strict
+ * parser (which also refuses __proto__ and constructor keys).
+ */
+function acceptEmptyJsonBodies(fastify: FastifyInstance): void {
   const json = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) =>
     body === '' ? done(null, undefined) : json(req, body as string, done),
   );
-  // The route template (never the raw URL) labels metrics and the request log line.
-  fastify.addHook('onRequest', async (request) => {
-    (request.raw as LoggedRequest).routeTemplate = request.routeOptions.url;
-  });
+}
+
+/**
+ * One metrics observation and one log line per request, labelled by the route template (never
+ * the raw URL). The line carries the user id the JWT guard found, never a header or a token.
+ */
+function observeRequests(fastify: FastifyInstance, metrics: MetricsService, log: Logger): void {
   fastify.addHook('onResponse', async (request, reply) => {
-    metrics.request(
-      request.method,
-      request.routeOptions.url,
-      reply.statusCode,
-      reply.elapsedTime / 1000,
+    const route = request.routeOptions.url;
+    metrics.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    if (!log.isLevelEnabled('info')) return;
+    log.info(
+      {
+        reqId: request.id,
+        req: { method: request.method, url: request.url },
+        route: route ?? 'unmatched',
+        userId: (request as unknown as AuthedRequest).user?.id,
+        res: { statusCode: reply.statusCode },
+        responseTime: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      'request',
     );
   });
-  app.useGlobalFilters(new AllExceptionsFilter(metrics));
-  app.useGlobalPipes(new StrictValidationPipe());
-  setupOpenApi(app);
-  return app;
 }

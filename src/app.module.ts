@@ -5,7 +5,6 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { EnrollModule } from './enroll/enroll.module';
 import { HealthModule } from './health/health.module';
-import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { LecturesModule } from './lectures/lectures.module';
 import { QueueModule } from './queue/queue.module';
@@ -19,7 +18,6 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggingModule,
         MetricsModule,
         DatabaseModule,
         RedisModule,

@@ -1,7 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AppError } from '../common/error-codes';
-import type { LoggedRequest } from '../logging/logging.module';
 import type { AuthedRequest } from './current-user.decorator';
 import { PUBLIC_KEY, ROLES_KEY, Role } from './roles.decorator';
 import { TokenVerifier } from './token-verifier';
@@ -20,9 +19,7 @@ export class AuthGuard implements CanActivate {
 
     const req = ctx
       .switchToHttp()
-      .getRequest<
-        AuthedRequest & { headers: Record<string, string | undefined>; raw?: LoggedRequest }
-      >();
+      .getRequest<AuthedRequest & { headers: Record<string, string | undefined> }>();
     const match = /^Bearer ([A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]*\.[A-Za-z0-9_=-]*)$/.exec(
       req.headers.authorization ?? '',
     );
@@ -34,7 +31,6 @@ export class AuthGuard implements CanActivate {
       throw new AppError('FORBIDDEN', `this route is for ${roles.join(' or ')} tokens`);
     }
     req.user = user;
-    if (req.raw) req.raw.userId = user.id; // for the request log line (logging.module.ts)
     return true;
   }
 }
