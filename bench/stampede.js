@@ -9,7 +9,7 @@ const { writeFileSync } = require('node:fs');
 const { resolve } = require('node:path');
 const { parseArgs } = require('node:util');
 const jwt = require('jsonwebtoken');
-const { HttpClient, percentile, sleep, now } = require('./lib/load');
+const { HttpClient, latency, percentile, sleep, now } = require('./lib/load');
 const { startNode, peakRssMb } = require('./lib/processes');
 const stores = require('./lib/stores');
 const { markdown } = require('./lib/report');
@@ -360,14 +360,7 @@ async function hotLecture(api, admin) {
     students: k,
     enrolled: ok.length,
     rate: ok.length / seconds,
-    p50: percentile(
-      ok.map((r) => r.ms),
-      50,
-    ),
-    p99: percentile(
-      ok.map((r) => r.ms),
-      99,
-    ),
+    ...latency(ok),
     invariants: await stores.seatInvariants(DB_URL, id),
   };
 }
@@ -393,14 +386,7 @@ async function joinFloor() {
     return {
       ok: replies.filter((r) => r.status === 201).length,
       rate: STUDENTS / ((now() - t0) / 1000),
-      p50: percentile(
-        replies.map((r) => r.ms),
-        50,
-      ),
-      p99: percentile(
-        replies.map((r) => r.ms),
-        99,
-      ),
+      ...latency(replies),
     };
   } finally {
     await client.close();
@@ -480,14 +466,7 @@ async function directPeer() {
     await peer.stop(); // its backends flush their statistics as they exit
     const inv = await stores.seatInvariants(DB_URL, Number(lid));
     return {
-      p50: percentile(
-        replies.map((r) => r.ms),
-        50,
-      ),
-      p99: percentile(
-        replies.map((r) => r.ms),
-        99,
-      ),
+      ...latency(replies),
       enrolled: won,
       errors: replies.filter((r) => r.status === 0 || r.status >= 500).length,
       fillSeconds: fillMs === null ? null : fillMs / 1000,

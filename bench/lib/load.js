@@ -63,6 +63,18 @@ function percentile(values, p) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
+/** Median and 99th percentile latency (ms) of a set of replies. */
+const latency = (replies) => ({
+  p50: percentile(
+    replies.map((r) => r.ms),
+    50,
+  ),
+  p99: percentile(
+    replies.map((r) => r.ms),
+    99,
+  ),
+});
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-module.exports = { Bound, HttpClient, percentile, sleep, now: () => performance.now() };
+module.exports = { Bound, HttpClient, latency, percentile, sleep, now: () => performance.now() };

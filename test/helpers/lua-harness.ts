@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import { LectureFacts, toHashFields } from '../../src/lectures/lecture-facts';
 import { lectureKeys } from '../../src/redis/keys';
 import { defineScripts } from '../../src/redis/lua-scripts';
-import '../../src/redis/script-commands';
+import type { JoinReply } from '../../src/redis/script-commands';
 import { uniqueName } from './pg';
 import { deleteRedisPrefix } from './redis';
 import { TEST_REDIS_URL } from './test-context';
@@ -38,24 +38,19 @@ export class LuaHarness {
     await this.redis.syncFacts(lectureKeys(id).facts, f.version, ...toHashFields(f));
   }
 
+  /** The join script: a student's place, joining first when `join` is set. */
+  place(id: number, student: string, join: boolean): Promise<JoinReply> {
+    const k = lectureKeys(id);
+    return this.redis.join(
+      k.queue, k.seq, k.ticket(student), k.inflight, k.enrolled, k.facts, k.admitLog,
+      student, join ? '1' : '0',
+    ); // prettier-ignore
+  }
+
   /** Joins students in order through the join script; returns their positions. */
   async joinAll(id: number, students: string[]): Promise<number[]> {
-    const k = lectureKeys(id);
     const positions: number[] = [];
-    for (const s of students) {
-      const r = await this.redis.join(
-        k.queue,
-        k.seq,
-        k.ticket(s),
-        k.inflight,
-        k.enrolled,
-        k.facts,
-        k.admitLog,
-        s,
-        '1',
-      );
-      positions.push(r[1] as number);
-    }
+    for (const s of students) positions.push((await this.place(id, s, true))[1] as number);
     return positions;
   }
 

@@ -6,18 +6,7 @@ describe('join-7.lua', () => {
   let h: LuaHarness;
   let id = 100;
   let k: ReturnType<typeof lectureKeys>;
-  const place = (s: string, join: boolean): Promise<JoinReply> =>
-    h.redis.join(
-      k.queue,
-      k.seq,
-      k.ticket(s),
-      k.inflight,
-      k.enrolled,
-      k.facts,
-      k.admitLog,
-      s,
-      join ? '1' : '0',
-    );
+  const place = (s: string, join: boolean): Promise<JoinReply> => h.place(id, s, join);
 
   beforeAll(async () => (h = await LuaHarness.create()));
   afterAll(() => h.close());
