@@ -43,12 +43,13 @@ export class QueueService {
     }
     let place = await this.placeOf(lectureId, studentId, true);
     if (place.state === 'FULL') throw new AppError('FULL', 'no seat is left');
-    if (place.created && place.position === 1) {
-      // Only the join into an empty queue lists the lecture for the cron: everyone behind it
-      // is covered, since unmarkIfEmpty re-lists a lecture whose queue is not empty.
-      await this.store.markWaiting(lectureId);
-      // Nobody ahead: if there is room, admit now rather than at the next tick.
-      if (this.channel.enabled && (await this.admission.admit(lectureId, 'event')) > 0) {
+    // Only the join into an empty queue lists the lecture for the cron: everyone behind it is
+    // covered, since unmarkIfEmpty re-lists a lecture whose queue is not empty.
+    if (place.created && place.position === 1) await this.store.markWaiting(lectureId);
+    // Free room: admit now instead of at the next tick. Pop-and-grant takes the head of the
+    // queue, so whoever is ahead of this student is admitted first and order holds.
+    if (place.created && place.roomToAdmit && this.channel.enabled) {
+      if ((await this.admission.admit(lectureId, 'event')) > 0) {
         place = { ...(await this.placeOf(lectureId, studentId, false)), created: true };
       }
     }

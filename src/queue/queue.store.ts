@@ -16,6 +16,8 @@ export interface Place {
   created: boolean;
   /** WAITING: students admitted per second over the last minute, if enough were seen */
   observedRate: number | null;
+  /** A new join that found fewer tickets held than the limits allow: admitting now admits. */
+  roomToAdmit: boolean;
 }
 
 /** One typed method per queue script (lua/), building KEYS and ARGV in one place. */
@@ -27,11 +29,11 @@ export class QueueStore {
   async place(lectureId: number, studentId: string, join: boolean): Promise<Place | null> {
     const k = lectureKeys(lectureId);
     const reply = await this.redis.join(
-      k.queue, k.seq, k.ticket(studentId), k.inflight, k.enrolled, k.facts, k.admitLog,
+      k.queue, k.seq, k.ticket(studentId), k.inflight, k.enrolled, k.facts, k.admitLog, k.tickets,
       studentId, join ? '1' : '0',
     ); // prettier-ignore
     if (reply.length === 1) return null; // NO_FACTS
-    const [state, detail, waiting, seatsLeft, created, rate] = reply;
+    const [state, detail, waiting, seatsLeft, created, rate, room] = reply;
     return {
       state: state as PlaceState,
       position: state === 'WAITING' ? detail : null,
@@ -40,6 +42,7 @@ export class QueueStore {
       seatsLeft,
       created: created === 1,
       observedRate: rate === '' ? null : Number(rate),
+      roomToAdmit: room === 1,
     };
   }
 

@@ -1,7 +1,7 @@
 import type { Result } from 'ioredis';
 
-/** join-7.lua: { state, detail, waiting, seatsLeft, created, rate } or { 'NO_FACTS' }. */
-export type JoinReply = [string, number, number, number, number, string] | ['NO_FACTS'];
+/** join-8.lua: { state, detail, waiting, seatsLeft, created, rate, room } or { 'NO_FACTS' }. */
+export type JoinReply = [string, number, number, number, number, string, number] | ['NO_FACTS'];
 
 // Types of the commands lua-scripts.ts defines from lua/<name>-<keys>.lua: KEYS first, then
 // ARGV, exactly as each script's header says. Only the stores call them.

@@ -64,6 +64,20 @@ describe('Event-driven admission', () => {
       });
     });
 
+    it('a join that finds room admits the head of the queue, in order, even with students ahead', async () => {
+      // Two students wait although there is room (joined through an instance that admits only
+      // on its tick, a minute away); the next join through this mode's instance admits them
+      // first, then itself.
+      const cronOnly = await ctx.startApp({ admission: { ...FAR, mode: 'cron' } });
+      const { id } = await createLecture(a.url, { admission: { maxActiveTickets: 2 } });
+      await join(cronOnly.url, id, 'early1');
+      await join(cronOnly.url, id, 'early2');
+      const late = await join(a.url, id, 'late');
+      expect(late.body).toMatchObject({ status: 'WAITING', position: 1 });
+      expect((await queueStatus(a.url, id, 'early1')).body.status).toBe('ADMITTED');
+      expect((await queueStatus(a.url, id, 'early2')).body.status).toBe('ADMITTED');
+    });
+
     it('after an enroll frees a slot, the next student is admitted at once, by another instance too', async () => {
       const { id } = await createLecture(a.url, { admission: { maxActiveTickets: 1 } });
       expect((await join(a.url, id, 'x')).body.status).toBe('ADMITTED');

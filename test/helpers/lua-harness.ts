@@ -42,7 +42,7 @@ export class LuaHarness {
   place(id: number, student: string, join: boolean): Promise<JoinReply> {
     const k = lectureKeys(id);
     return this.redis.join(
-      k.queue, k.seq, k.ticket(student), k.inflight, k.enrolled, k.facts, k.admitLog,
+      k.queue, k.seq, k.ticket(student), k.inflight, k.enrolled, k.facts, k.admitLog, k.tickets,
       student, join ? '1' : '0',
     ); // prettier-ignore
   }

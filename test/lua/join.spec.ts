@@ -2,7 +2,7 @@ import { lectureKeys } from '../../src/redis/keys';
 import type { JoinReply } from '../../src/redis/script-commands';
 import { LuaHarness } from '../helpers/lua-harness';
 
-describe('join-7.lua', () => {
+describe('join-8.lua', () => {
   let h: LuaHarness;
   let id = 100;
   let k: ReturnType<typeof lectureKeys>;
@@ -22,16 +22,16 @@ describe('join-7.lua', () => {
 
   it('joins at the back with strictly increasing scores; a repeat join keeps the place', async () => {
     await h.setFacts(id, { seatsLeft: 7 });
-    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 7, 1, '']);
-    expect(await place('b', true)).toEqual(['WAITING', 2, 2, 7, 1, '']);
-    expect(await place('a', true)).toEqual(['WAITING', 1, 2, 7, 0, '']);
+    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 7, 1, '', 1]);
+    expect(await place('b', true)).toEqual(['WAITING', 2, 2, 7, 1, '', 1]);
+    expect(await place('a', true)).toEqual(['WAITING', 1, 2, 7, 0, '', 0]);
     const scores = await h.redis.zrange(k.queue, 0, -1, 'WITHSCORES');
     expect(scores).toEqual(['a', '1', 'b', '2']);
   });
 
   it('only reads when not asked to join', async () => {
     await h.setFacts(id);
-    expect(await place('a', false)).toEqual(['NOT_QUEUED', 0, 0, 100, 0, '']);
+    expect(await place('a', false)).toEqual(['NOT_QUEUED', 0, 0, 100, 0, '', 0]);
     expect(await h.redis.zcard(k.queue)).toBe(0);
   });
 
@@ -40,19 +40,30 @@ describe('join-7.lua', () => {
     await place('a', true);
     await h.setFacts(id, { seatsLeft: 0 }, 2);
     expect((await place('b', true))[0]).toBe('FULL');
-    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 0, 0, '']);
+    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 0, 0, '', 0]);
   });
 
   it('reports ADMITTED with the ticket lifetime, ENROLLED for a seat holder, ADMITTED while an enroll is in flight', async () => {
     await h.setFacts(id);
     const expiresAt = Date.now() + 5000;
     await h.redis.set(k.ticket('t'), expiresAt, 'PX', 5000);
-    expect(await place('t', true)).toEqual(['ADMITTED', expiresAt, 0, 100, 0, '']);
+    expect(await place('t', true)).toEqual(['ADMITTED', expiresAt, 0, 100, 0, '', 0]);
     await h.redis.sadd(k.enrolled, 'e');
     expect((await place('e', true))[0]).toBe('ENROLLED');
     await h.redis.zadd(k.inflight, Date.now() + 1000, 'f');
     expect((await place('f', true))[0]).toBe('ADMITTED');
     expect(await h.redis.zcard(k.queue)).toBe(0);
+  });
+
+  it('tells a new join whether there is room to admit (tickets and enrolls in flight below both limits)', async () => {
+    await h.setFacts(id, { maxActiveTickets: 2, seatsLeft: 10 });
+    expect((await place('a', true))[6]).toBe(1);
+    await h.redis.zadd(k.tickets, Date.now() + 60_000, 'x');
+    await h.redis.zadd(k.inflight, Date.now() + 60_000, 'y');
+    expect((await place('b', true))[6]).toBe(0); // 2 held = maxActiveTickets
+    await h.redis.zrem(k.inflight, 'y');
+    await h.setFacts(id, { maxActiveTickets: 5, seatsLeft: 1 }, 2);
+    expect((await place('c', true))[6]).toBe(0); // 1 held = seats left
   });
 
   it('reports the admission rate observed over the last minute to those waiting', async () => {

@@ -10,16 +10,19 @@
   KEYS[5] enrolled  set of students holding a seat
   KEYS[6] facts     hash of lecture facts (seatsLeft, ...)
   KEYS[7] admitLog  sorted set: time (ms) -> admittedTotal, the last minute of admissions
+  KEYS[8] tickets   sorted set: student -> ticket expiry (ms), the unconsumed tickets
 
   ARGV[1] student id
   ARGV[2] '1' to join when not already present, '0' to only read
 
-  Output: { state, detail, waiting, seatsLeft, created, rate }
+  Output: { state, detail, waiting, seatsLeft, created, rate, room }
     state 'ENROLLED' | 'ADMITTED' (detail: the ticket's expiry in ms since the epoch, as granted;
           0 while its enroll is in flight) | 'WAITING' (detail: 1-based position)
           | 'NOT_QUEUED' | 'FULL' (join refused: no seat left)
     rate  for WAITING only: students admitted per second over the last minute, as a string
           ('' when too few admissions were seen to tell)
+    room  1 when this join found spare room (fewer tickets held, unconsumed or in an enroll,
+          than maxActive and than the seats left), so admitting now would admit someone
     or { 'NO_FACTS' } when the lecture's facts are not in Redis (the caller loads them, retries)
 ]]
 local rcall = redis.call
@@ -39,10 +42,10 @@ local function observedRate()
   return tostring((tonumber(newest[1]) - tonumber(oldest[1])) / seconds)
 end
 
-local function answer(state, detail, created)
+local function answer(state, detail, created, room)
   local rate = ''
   if state == 'WAITING' then rate = observedRate() end
-  return { state, detail, rcall('ZCARD', KEYS[1]), seatsLeft, created, rate }
+  return { state, detail, rcall('ZCARD', KEYS[1]), seatsLeft, created, rate, room or 0 }
 end
 
 if rcall('SISMEMBER', KEYS[5], student) == 1 then return answer('ENROLLED', 0, 0) end
@@ -57,4 +60,8 @@ if ARGV[2] ~= '1' then return answer('NOT_QUEUED', 0, 0) end
 if seatsLeft <= 0 then return answer('FULL', 0, 0) end
 
 rcall('ZADD', KEYS[1], rcall('INCR', KEYS[2]), student)
-return answer('WAITING', rcall('ZCARD', KEYS[1]), 1)
+local held = rcall('ZCARD', KEYS[8]) + rcall('ZCARD', KEYS[4])
+local maxActive = tonumber(rcall('HGET', KEYS[6], 'maxActive'))
+local room = 0
+if held < maxActive and held < seatsLeft then room = 1 end
+return answer('WAITING', rcall('ZCARD', KEYS[1]), 1, room)
