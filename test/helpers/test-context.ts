@@ -25,6 +25,7 @@ export class TestContext {
   readonly apps: RunningApp[] = [];
   readonly redis: Redis;
   readonly pg: Client;
+  private keyspaceEvents = '';
 
   private constructor(
     readonly dbName: string,
@@ -41,6 +42,8 @@ export class TestContext {
     await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${template}`);
     const ctx = new TestContext(name, `${name}:`);
     await ctx.pg.connect();
+    // Keyspace-mode apps turn on Redis's expiry events; put the server's setting back after.
+    ctx.keyspaceEvents = ((await ctx.redis.config('GET', 'notify-keyspace-events')) as string[])[1];
     return ctx;
   }
 
@@ -92,6 +95,7 @@ export class TestContext {
     await this.pg.end().catch(() => undefined);
     await adminQuery(`DROP DATABASE IF EXISTS ${this.dbName} WITH (FORCE)`);
     await this.deleteRedisKeys();
+    await this.redis.config('SET', 'notify-keyspace-events', this.keyspaceEvents);
     this.redis.disconnect();
   }
 
