@@ -15,9 +15,18 @@ const NET_CODES = new Set([
 const DRIVER_MESSAGES =
   /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|Stream isn't writeable|Reached the max retries per request|Command timed out|Pool is draining|Cannot use a pool after calling end|Connection lost|Driver not Connected/i;
 
+// Duck-typed, not `instanceof Error`: socket errors are made by Node's own realm, and under a
+// VM (jest) they fail instanceof against the test realm's Error.
+function asError(err: unknown): Error | undefined {
+  return typeof err === 'object' && err !== null && typeof (err as Error).message === 'string'
+    ? (err as Error)
+    : undefined;
+}
+
 /** True when an error comes from PostgreSQL or Redis being unreachable or overloaded. */
-export function isInfraError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
+export function isInfraError(error: unknown): boolean {
+  const err = asError(error);
+  if (!err) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string') {
     if (NET_CODES.has(code)) return true;
@@ -30,8 +39,9 @@ export function isInfraError(err: unknown): boolean {
 }
 
 /** Which store an infrastructure error came from, for the error metric. */
-export function infraStore(err: unknown): 'postgres' | 'redis' | 'unknown' {
-  if (!(err instanceof Error)) return 'unknown';
+export function infraStore(error: unknown): 'postgres' | 'redis' | 'unknown' {
+  const err = asError(error);
+  if (!err) return 'unknown';
   const name = err.constructor?.name ?? '';
   const code = (err as { code?: unknown }).code;
   if (

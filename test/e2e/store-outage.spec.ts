@@ -1,0 +1,60 @@
+import request from 'supertest';
+import { createLecture, enroll, join, queueStatus } from '../helpers/api';
+import { PG_SERVER_URL } from '../helpers/pg';
+import { TcpProxy } from '../helpers/tcp-proxy';
+import { TestContext } from '../helpers/test-context';
+import { adminHeaders } from '../helpers/tokens';
+
+describe('PostgreSQL going away and coming back', () => {
+  let ctx: TestContext;
+  const pg = new URL(PG_SERVER_URL);
+  const proxy = new TcpProxy(pg.hostname, Number(pg.port || 5432));
+
+  beforeAll(async () => {
+    ctx = await TestContext.create();
+    await proxy.up();
+  });
+  afterAll(async () => {
+    await proxy.down();
+    await ctx.close();
+  });
+
+  it('answers 503 UNAVAILABLE while it is down, changes nothing, keeps the ticket, and recovers', async () => {
+    const dbUrl = new URL(ctx.config().databaseUrl);
+    dbUrl.port = String(proxy.port);
+    const { url } = await ctx.startApp({
+      databaseUrl: dbUrl.toString(),
+      admission: { mode: 'pubsub', intervalMs: 60_000 },
+    });
+    const { id } = await createLecture(url, { capacity: 3 });
+    expect((await join(url, id, 'steady')).body.status).toBe('ADMITTED');
+
+    await proxy.down();
+    const replies = {
+      'GET /lectures': await request(url).get('/lectures').set(adminHeaders()),
+      'POST /lectures': await request(url)
+        .post('/lectures')
+        .set(adminHeaders())
+        .send({ title: 'x', capacity: 1 }),
+      'POST enroll': await enroll(url, id, 'steady'),
+      'GET stats': await request(url).get(`/lectures/${id}/stats`).set(adminHeaders()),
+    };
+    for (const [route, r] of Object.entries(replies)) {
+      expect([route, r.status, r.body.code]).toEqual([route, 503, 'UNAVAILABLE']);
+    }
+    const health = await request(url).get('/health');
+    expect([health.status, health.body.checks]).toEqual([503, { postgres: 'down', redis: 'up' }]);
+    // Redis still answers: the ticket consumed by the failed enroll was given back.
+    expect((await queueStatus(url, id, 'steady')).body.status).toBe('ADMITTED');
+
+    await proxy.up();
+    const retry = await enroll(url, id, 'steady');
+    expect([retry.status, retry.body.status]).toEqual([201, 'ENROLLED']);
+    const [row] = await ctx.sql<{ capacity: number; seats_left: number; n: number }>(
+      `SELECT capacity, seats_left, (SELECT count(*)::int FROM enrollment WHERE lecture_id = $1) AS n FROM lecture WHERE id = $1`,
+      [id],
+    );
+    expect(row).toEqual({ capacity: 3, seats_left: 2, n: 1 });
+    expect((await request(url).get('/health')).status).toBe(200);
+  });
+});
