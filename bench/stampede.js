@@ -87,6 +87,8 @@ async function withService(mode, phase) {
 
 async function main() {
   if (!opt['no-build']) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
+  // keyspace mode turns on Redis's expiry events server-wide; put the setting back at the end.
+  const keyspaceEvents = await stores.redisConfig(REDIS_URL, 'notify-keyspace-events');
   const results = {
     date: new Date().toISOString(),
     mode: MODE,
@@ -108,6 +110,7 @@ async function main() {
   results.peer = await directPeer();
   await stores.dropDatabase(PG_SERVER, DB);
   await stores.deleteRedisPrefix(REDIS_URL, PREFIX);
+  await stores.redisConfig(REDIS_URL, 'notify-keyspace-events', keyspaceEvents);
 
   const report = markdown(results);
   process.stdout.write(report.table + '\n');

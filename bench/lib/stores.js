@@ -57,6 +57,18 @@ async function seatInvariants(dbUrl, lectureId) {
   });
 }
 
+/** Reads a Redis server setting, or writes it when `value` is given. */
+async function redisConfig(redisUrl, name, value) {
+  const r = new Redis(redisUrl);
+  try {
+    if (value === undefined) return (await r.config('GET', name))[1];
+    await r.config('SET', name, value);
+    return value;
+  } finally {
+    r.disconnect();
+  }
+}
+
 async function dropDatabase(serverUrl, name) {
   await withPg(`${serverUrl}/postgres`, (c) =>
     c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
@@ -81,6 +93,7 @@ module.exports = {
   withPg,
   pgCommits,
   redisCommands,
+  redisConfig,
   seatInvariants,
   dropDatabase,
   deleteRedisPrefix,
