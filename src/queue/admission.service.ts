@@ -25,8 +25,6 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   private readonly logger = new Logger(AdmissionService.name);
   private ticking = false;
   private readonly eventRuns = new Map<number, 'running' | 'again'>();
-  private eventAdmissions = 0;
-  private eventAdmitted = 0;
 
   constructor(
     private readonly store: QueueStore,
@@ -44,9 +42,6 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   }
 
   onApplicationShutdown(): void {
-    this.logger.log(
-      `event admissions: ${this.eventAdmissions} runs admitted ${this.eventAdmitted}`,
-    );
     if (this.scheduler.doesExist('interval', CRON_NAME)) this.scheduler.deleteInterval(CRON_NAME);
   }
 
@@ -80,8 +75,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       try {
         do {
           this.eventRuns.set(lectureId, 'running');
-          this.eventAdmissions += 1;
-          this.eventAdmitted += await this.admit(lectureId, 'event');
+          await this.admit(lectureId, 'event');
         } while (this.eventRuns.get(lectureId) === 'again');
       } catch (err) {
         this.logger.warn(

@@ -35,7 +35,6 @@ export class AdmissionChannel implements OnApplicationShutdown {
   private subscriber?: Redis;
   private readonly channel: string;
   private readonly ticketKey: RegExp;
-  private received = 0;
 
   constructor(
     @InjectRedis() private readonly redis: Redis,
@@ -72,7 +71,6 @@ export class AdmissionChannel implements OnApplicationShutdown {
     this.subscriber = sub;
     sub.on('error', () => undefined); // reconnects on its own; the command connection reports outages
     sub.on('message', (channel: string, message: string) => {
-      this.received += 1;
       if (channel === this.channel) return onSlotFreed(Number(message));
       const m = this.ticketKey.exec(message); // keyspace: the expired key's name
       if (m) onSlotFreed(Number(m[1]));
@@ -120,7 +118,6 @@ export class AdmissionChannel implements OnApplicationShutdown {
   }
 
   onApplicationShutdown(): void {
-    if (this.subscriber) this.logger.log(`admission events received: ${this.received}`);
     this.subscriber?.disconnect();
   }
 }
