@@ -52,21 +52,29 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  /** One Redis read per scrape, shared by both per-lecture gauges (collected concurrently). */
+  private queueScrape?: Promise<QueueFigures[]>;
+
   constructor(@InjectRedis() private readonly redis: Redis) {
     collectDefaultMetrics({ register: this.registry });
-    const queue: Gauge<'lecture'> = new Gauge({
-      name: 'enroll_queue_length',
-      help: 'Students waiting, per lecture with a queue',
-      labelNames: ['lecture'] as const,
-      registers: [this.registry],
-      collect: async (): Promise<void> => this.collectQueues(queue, active),
-    });
-    const active = new Gauge({
-      name: 'enroll_active_tickets',
-      help: 'Unconsumed admission tickets, per lecture with a queue',
-      labelNames: ['lecture'] as const,
-      registers: [this.registry],
-    });
+    const perLecture = (name: string, help: string, figure: keyof Omit<QueueFigures, 'id'>) => {
+      const gauge: Gauge<'lecture'> = new Gauge({
+        name,
+        help,
+        labelNames: ['lecture'] as const,
+        registers: [this.registry],
+        collect: async () => {
+          gauge.reset();
+          for (const f of await this.queueFigures()) gauge.set({ lecture: f.id }, f[figure]);
+        },
+      });
+    };
+    perLecture('enroll_queue_length', 'Students waiting, per watched lecture', 'waiting');
+    perLecture(
+      'enroll_active_tickets',
+      'Unconsumed admission tickets, per watched lecture',
+      'active',
+    );
   }
 
   request(method: string, route: string | undefined, status: number, seconds: number): void {
@@ -99,24 +107,36 @@ export class MetricsService {
     this.storeErrors.inc({ store });
   }
 
-  private async collectQueues(queue: Gauge<'lecture'>, active: Gauge<'lecture'>): Promise<void> {
-    queue.reset();
-    active.reset();
+  private queueFigures(): Promise<QueueFigures[]> {
+    this.queueScrape ??= this.readQueueFigures().finally(() =>
+      setImmediate(() => (this.queueScrape = undefined)),
+    );
+    return this.queueScrape;
+  }
+
+  private async readQueueFigures(): Promise<QueueFigures[]> {
     try {
       const ids = await this.redis.smembers(WAITING_LECTURES_KEY);
       const now = Date.now();
       const pipe = this.redis.pipeline();
-      for (const id of ids)
-        pipe
-          .zcard(lectureKeys(Number(id)).queue)
-          .zcount(lectureKeys(Number(id)).tickets, `(${now}`, '+inf');
+      for (const id of ids) {
+        const k = lectureKeys(Number(id));
+        pipe.zcard(k.queue).zcount(k.tickets, `(${now}`, '+inf');
+      }
       const replies = (await pipe.exec()) ?? [];
-      ids.forEach((id, i) => {
-        queue.set({ lecture: id }, Number(replies[2 * i]?.[1] ?? 0));
-        active.set({ lecture: id }, Number(replies[2 * i + 1]?.[1] ?? 0));
-      });
+      return ids.map((id, i) => ({
+        id,
+        waiting: Number(replies[2 * i]?.[1] ?? 0),
+        active: Number(replies[2 * i + 1]?.[1] ?? 0),
+      }));
     } catch {
-      // Redis down: the per-lecture gauges are absent from this scrape; the rest still report.
+      return []; // Redis down: the per-lecture gauges are absent from this scrape; the rest report
     }
   }
+}
+
+interface QueueFigures {
+  id: string;
+  waiting: number;
+  active: number;
 }
