@@ -6,7 +6,8 @@
   KEYS[1] queue         sorted set: student -> join sequence number
   KEYS[2] tickets       sorted set: student -> ticket expiry (ms), the unconsumed tickets
   KEYS[3] inflight      sorted set: student -> deadline (ms), tickets consumed by an enroll
-                        whose transaction has not settled; they still hold a seat
+                        whose transaction has not been recorded; they still hold a seat, even
+                        past the deadline, until recovery (regrant-3) settles them
   KEYS[4] facts         hash: seatsLeft, batchSize, ttl, maxActive, opensAt, closesAt (ms)
   KEYS[5] stats         hash: tickSlot, admittedTotal, expired
   KEYS[6] ticketPrefix  prefix of ticket keys; a student's ticket key is this .. student id
@@ -18,32 +19,49 @@
           or 'event' (a slot may have freed: fill spare room now)
   ARGV[2] the cron interval in ms
 
-  Output: { admitted, waiting, expired } or { -1 } when the facts are missing (the caller
-          loads them); expired counts the tickets this call found past their expiry
+  Output: { admitted, waiting, expired, lapsed, idle }
+    expired  tickets this call found past their expiry
+    lapsed   in-flight holds past their deadline (the caller recovers them)
+    idle     1 when nothing is left to watch: no queue, ticket or hold; a closed window
+             clears the queue and its tickets first (their students see CLOSED)
+  Errors: { -1 } when the facts are missing or incomplete (the caller rebuilds them)
 ]]
 local rcall = redis.call
 local time = rcall('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
-if rcall('EXISTS', KEYS[4]) == 0 then return { -1 } end
 local f = rcall('HMGET', KEYS[4], 'seatsLeft', 'batchSize', 'ttl', 'maxActive', 'opensAt', 'closesAt')
+if not f[1] then return { -1 } end
 local seatsLeft, batch, ttlMs, maxActive = tonumber(f[1]), tonumber(f[2]), tonumber(f[3]) * 1000, tonumber(f[4])
 
 -- Tickets past their expiry are gone (their keys expired); stop counting them.
 local expired = rcall('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if expired > 0 then rcall('HINCRBY', KEYS[5], 'expired', expired) end
-rcall('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local lapsed = rcall('ZCOUNT', KEYS[3], '-inf', now)
 
-if ARGV[1] == 'tick' then
-  local slot = math.floor(now / tonumber(ARGV[2]))
-  if tonumber(rcall('HGET', KEYS[5], 'tickSlot') or '-1') == slot then
-    return { 0, rcall('ZCARD', KEYS[1]), expired }
-  end
-  rcall('HSET', KEYS[5], 'tickSlot', slot)
+local function answer(admitted)
+  local waiting = rcall('ZCARD', KEYS[1])
+  local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
+  local idle = 0
+  if waiting == 0 and held == 0 then idle = 1 end
+  return { admitted, waiting, expired, lapsed, idle }
 end
 
 local closesAt = tonumber(f[6])
-if now < tonumber(f[5]) or (closesAt and now >= closesAt) then return { 0, rcall('ZCARD', KEYS[1]), expired } end
+if closesAt and now >= closesAt then
+  -- Closed: nobody will be admitted; the queue and unused tickets go now (not the holds,
+  -- whose enrolls are still being answered).
+  for _, student in ipairs(rcall('ZRANGE', KEYS[2], 0, -1)) do rcall('DEL', KEYS[6] .. student) end
+  rcall('DEL', KEYS[1], KEYS[2], KEYS[8])
+  return answer(0)
+end
+
+if ARGV[1] == 'tick' then
+  local slot = math.floor(now / tonumber(ARGV[2]))
+  if tonumber(rcall('HGET', KEYS[5], 'tickSlot') or '-1') == slot then return answer(0) end
+  rcall('HSET', KEYS[5], 'tickSlot', slot)
+end
+if now < tonumber(f[5]) then return answer(0) end
 
 local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
 local room = math.min(batch, maxActive - held, seatsLeft - held)
@@ -66,4 +84,4 @@ if admitted > 0 then
   rcall('ZADD', KEYS[8], now, total)
   rcall('ZREMRANGEBYSCORE', KEYS[8], '-inf', now - 60000)
 end
-return { admitted, rcall('ZCARD', KEYS[1]), expired }
+return answer(admitted)

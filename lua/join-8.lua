@@ -6,7 +6,7 @@
   KEYS[1] queue     sorted set: student -> join sequence number
   KEYS[2] seq       counter of joins (orders same-millisecond joins strictly)
   KEYS[3] ticket    this student's ticket key (string with a TTL)
-  KEYS[4] inflight  sorted set: student -> deadline, tickets consumed by an enroll in progress
+  KEYS[4] inflight  sorted set: student -> deadline (ms), tickets consumed by an enroll in progress
   KEYS[5] enrolled  set of students holding a seat
   KEYS[6] facts     hash of lecture facts (seatsLeft, ...)
   KEYS[7] admitLog  sorted set: time (ms) -> admittedTotal, the last minute of admissions
@@ -19,17 +19,19 @@
     state 'ENROLLED' | 'ADMITTED' (detail: the ticket's expiry in ms since the epoch, as granted;
           0 while its enroll is in flight) | 'WAITING' (detail: 1-based position)
           | 'NOT_QUEUED' | 'FULL' (join refused: no seat left)
+          | 'LAPSED' (an enroll's hold passed its deadline unrecorded: the caller recovers it,
+            then reads again; until then the student is neither admitted nor free to rejoin)
     rate  for WAITING only: students admitted per second over the last minute, as a string
           ('' when too few admissions were seen to tell)
     room  1 when this join found spare room (fewer tickets held, unconsumed or in an enroll,
           than maxActive and than the seats left), so admitting now would admit someone
-    or { 'NO_FACTS' } when the lecture's facts are not in Redis (the caller loads them, retries)
+  Errors: { -1 } when the lecture's facts are missing or incomplete (the caller rebuilds them)
 ]]
 local rcall = redis.call
 local student = ARGV[1]
 
 local seatsLeft = rcall('HGET', KEYS[6], 'seatsLeft')
-if not seatsLeft then return { 'NO_FACTS' } end
+if not seatsLeft then return { -1 } end
 seatsLeft = tonumber(seatsLeft)
 
 local function observedRate()
@@ -52,8 +54,15 @@ if rcall('SISMEMBER', KEYS[5], student) == 1 then return answer('ENROLLED', 0, 0
 -- A ticket's value is its exact expiry, set when granted (GET never returns an expired key).
 local expiresAt = rcall('GET', KEYS[3])
 if expiresAt then return answer('ADMITTED', tonumber(expiresAt), 0) end
--- An enroll in progress holds the admission until it settles.
-if rcall('ZSCORE', KEYS[4], student) then return answer('ADMITTED', 0, 0) end
+-- An enroll in progress holds the admission until it is recorded.
+local deadline = rcall('ZSCORE', KEYS[4], student)
+if deadline then
+  local time = rcall('TIME')
+  if tonumber(deadline) <= tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) then
+    return answer('LAPSED', 0, 0)
+  end
+  return answer('ADMITTED', 0, 0)
+end
 local rank = rcall('ZRANK', KEYS[1], student)
 if rank then return answer('WAITING', rank + 1, 0) end
 if ARGV[2] ~= '1' then return answer('NOT_QUEUED', 0, 0) end

@@ -5,6 +5,8 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import type { AuthedRequest } from './auth/current-user.decorator';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
+import { AppError } from './common/error-codes';
+import { MAX_JSON_DEPTH, exceedsDepth } from './common/json-depth';
 import { StrictValidationPipe } from './common/validation.pipe';
 import type { AppConfig } from './config/app-config';
 import { setupOpenApi } from './docs/openapi';
@@ -41,14 +43,24 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
 /**
  * A bodiless POST (join, enroll) may still say Content-Type: application/json; Fastify would
  * refuse the empty body. Treat it as no body; anything else goes to Fastify's own strict
- * parser (which also refuses __proto__ and constructor keys).
+ * parser (which also refuses __proto__ and constructor keys), then is refused if it nests
+ * deeper than API.md allows, before anything transforms it.
  */
 function acceptEmptyJsonBodies(fastify: FastifyInstance): void {
   const json = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) =>
-    body === '' ? done(null, undefined) : json(req, body as string, done),
-  );
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '') return done(null, undefined);
+    json(req, body as string, (err, value) => {
+      if (err) return done(err, undefined);
+      if (!exceedsDepth(value)) return done(null, value);
+      const tooDeep = new AppError(
+        'VALIDATION_FAILED',
+        `the JSON body nests deeper than ${MAX_JSON_DEPTH} levels`,
+      );
+      done(Object.assign(tooDeep, { statusCode: 400 }), undefined);
+    });
+  });
 }
 
 /**

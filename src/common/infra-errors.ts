@@ -12,6 +12,10 @@ const NET_CODES = new Set([
   'EHOSTUNREACH',
   'EAI_AGAIN',
 ]);
+// Redis error replies that mean the store itself cannot serve now (out of memory, a replica or
+// a loading server, a busy script, a cluster without quorum or mid-failover), not a bad command.
+const REDIS_STORE_REPLIES =
+  /^(OOM|READONLY|LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|NOREPLICAS|MISCONF|MOVED|ASK)\b/;
 const DRIVER_MESSAGES =
   /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|Stream isn't writeable|Reached the max retries per request|Command timed out|Pool is draining|Cannot use a pool after calling end|Connection lost|Driver not Connected/i;
 
@@ -35,6 +39,7 @@ export function isInfraError(error: unknown): boolean {
   }
   const name = err.constructor?.name ?? '';
   if (name === 'MaxRetriesPerRequestError' || name === 'ConnectionNotFoundError') return true;
+  if (name === 'ReplyError' && REDIS_STORE_REPLIES.test(err.message)) return true;
   return DRIVER_MESSAGES.test(err.message);
 }
 

@@ -19,6 +19,11 @@ export interface AppConfig {
     ticketTtlSeconds: number;
     maxActiveTickets: number;
   };
+  /**
+   * How long a consumed ticket's hold lasts while its enroll is answered. Past it, PostgreSQL
+   * holds the final word (see enroll/), and a dead instance's holds are recovered.
+   */
+  enrollHoldMs: number;
   rateLimitPerSecond: number;
   logLevel: string;
   /** Human-readable logs (pino-pretty) instead of JSON lines; for development only. */

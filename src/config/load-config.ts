@@ -44,6 +44,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       ticketTtlSeconds: e.TICKET_TTL_SECONDS ?? 300,
       maxActiveTickets: e.MAX_ACTIVE_TICKETS ?? 200,
     },
+    enrollHoldMs: (e.ENROLL_HOLD_SECONDS ?? 30) * 1000,
     rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND ?? 20,
     logLevel: e.LOG_LEVEL ?? 'info',
     logPretty: e.LOG_PRETTY ?? false,

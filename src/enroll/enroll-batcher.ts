@@ -1,10 +1,10 @@
-import type { EnrollOutcome } from './seat.transactions';
+import type { EnrollOutcome, EnrollRequest } from './seat.transactions';
 
 /** Most enrolls one transaction carries; keeps the statement and its lock time short. */
 export const MAX_BATCH = 200;
 
 type Waiter = {
-  studentId: string;
+  request: EnrollRequest;
   resolve: (o: EnrollOutcome) => void;
   reject: (e: unknown) => void;
 };
@@ -19,14 +19,14 @@ export class EnrollBatcher {
   private readonly queues = new Map<number, Waiter[]>();
 
   constructor(
-    private readonly run: (lectureId: number, studentIds: string[]) => Promise<EnrollOutcome[]>,
+    private readonly run: (lectureId: number, batch: EnrollRequest[]) => Promise<EnrollOutcome[]>,
   ) {}
 
-  submit(lectureId: number, studentId: string): Promise<EnrollOutcome> {
+  submit(lectureId: number, request: EnrollRequest): Promise<EnrollOutcome> {
     return new Promise((resolve, reject) => {
       const queue = this.queues.get(lectureId);
-      if (queue) return void queue.push({ studentId, resolve, reject });
-      this.queues.set(lectureId, [{ studentId, resolve, reject }]);
+      if (queue) return void queue.push({ request, resolve, reject });
+      this.queues.set(lectureId, [{ request, resolve, reject }]);
       void this.drain(lectureId);
     });
   }
@@ -38,7 +38,7 @@ export class EnrollBatcher {
       try {
         const outcomes = await this.run(
           lectureId,
-          batch.map((w) => w.studentId),
+          batch.map((w) => w.request),
         );
         batch.forEach((w, i) => w.resolve(outcomes[i]));
       } catch (err) {

@@ -1,13 +1,13 @@
 import { Module } from '@nestjs/common';
 import { LecturesModule } from '../lectures/lectures.module';
+import { QueueModule } from '../queue/queue.module';
 import { EnrollController } from './enroll.controller';
 import { EnrollService } from './enroll.service';
 import { SeatTransactions } from './seat.transactions';
-import { TicketStore } from './ticket.store';
 
 @Module({
-  imports: [LecturesModule],
+  imports: [LecturesModule, QueueModule],
   controllers: [EnrollController],
-  providers: [EnrollService, SeatTransactions, TicketStore],
+  providers: [EnrollService, SeatTransactions],
 })
 export class EnrollModule {}

@@ -1,12 +1,15 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AppError, lectureNotFound } from '../common/error-codes';
 import { infraStore, isInfraError } from '../common/infra-errors';
+import { LectureFacts } from '../lectures/lecture-facts';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
+import { SeatChange } from '../lectures/lecture-facts.store';
 import { MetricsService } from '../metrics/metrics.service';
-import { AdmissionChannel } from '../redis/admission-channel';
+import { AdmissionChannel } from '../queue/admission-channel';
+import { TicketStore } from '../queue/ticket.store';
 import { EnrollBatcher } from './enroll-batcher';
-import { EnrollOutcome, SeatTransactions } from './seat.transactions';
-import { SeatChange, TicketStore } from './ticket.store';
+import { MAX_TRANSACTION_MS, SeatTransactions } from './seat.transactions';
 
 export class MyEnrollment {
   lectureId: number;
@@ -25,14 +28,14 @@ export class EnrollView {
   seatsLeft: number;
 }
 
+type Answer = { created: boolean; view: EnrollView };
+
 @Injectable()
 export class EnrollService {
   private readonly logger = new Logger(EnrollService.name);
   // One seat transaction at a time per lecture, carrying every enroll that waited for it:
   // pgbench on one row ran ~2.15k/s at 4 clients and 1.2k/s at 64, one enroll per transaction.
-  private readonly batcher = new EnrollBatcher((id, students) =>
-    this.seats.enrollBatch(id, students),
-  );
+  private readonly batcher = new EnrollBatcher((id, batch) => this.seats.enrollBatch(id, batch));
 
   constructor(
     private readonly tickets: TicketStore,
@@ -40,16 +43,14 @@ export class EnrollService {
     private readonly facts: LectureFactsService,
     private readonly channel: AdmissionChannel,
     private readonly metrics: MetricsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
    * Consume the ticket first (one DEL only one request wins), then the row-locked transaction.
    * A failure that is not the student's gives the ticket back and answers UNAVAILABLE.
    */
-  async enroll(
-    lectureId: number,
-    studentId: string,
-  ): Promise<{ created: boolean; view: EnrollView }> {
+  async enroll(lectureId: number, studentId: string): Promise<Answer> {
     await this.facts.get(lectureId); // LECTURE_NOT_FOUND before touching any ticket
     try {
       const result = await this.consumeAndEnroll(lectureId, studentId);
@@ -61,74 +62,67 @@ export class EnrollService {
     }
   }
 
-  private async consumeAndEnroll(
-    lectureId: number,
-    studentId: string,
-  ): Promise<{ created: boolean; view: EnrollView }> {
-    const msLeft = await this.tickets.consume(lectureId, studentId);
-    if (msLeft === null) {
-      const enrolledAt = await this.seats.enrolledAt(lectureId, studentId);
-      if (!enrolledAt)
-        throw new AppError(
-          'NO_TICKET',
-          'no valid admission ticket: join the queue and wait to be admitted',
-        );
-      const { seatsLeft } = await this.facts.get(lectureId);
-      return { created: false, view: view('ALREADY_ENROLLED', lectureId, enrolledAt, seatsLeft) };
-    }
+  private async consumeAndEnroll(lectureId: number, studentId: string): Promise<Answer> {
+    const holdMs = this.config.enrollHoldMs;
+    const consumedAt = Date.now();
+    const msLeft = await this.tickets.consume(lectureId, studentId, holdMs);
+    if (msLeft === null) return this.withoutTicket(lectureId, studentId);
     this.metrics.ticketEvent(lectureId, 'consumed');
 
-    let outcome: EnrollOutcome;
-    try {
-      outcome = await this.batcher.submit(lectureId, studentId);
-    } catch (err) {
-      await this.giveBack(lectureId, studentId, msLeft);
-      if (isInfraError(err)) {
-        this.metrics.storeError(infraStore(err));
-        throw new AppError(
-          'UNAVAILABLE',
-          'the database could not take the enrollment; your ticket was kept, try again',
-        );
-      }
-      throw err;
-    }
+    const sendBy = consumedAt + holdMs - MAX_TRANSACTION_MS;
+    const outcome = await this.batcher.submit(lectureId, { studentId, sendBy }).catch(async (err) => {
+      if (!isInfraError(err)) throw err;
+      this.metrics.storeError(infraStore(err));
+      throw await this.unavailable(lectureId, studentId, msLeft, 'the database could not take the enrollment');
+    }); // prettier-ignore
 
     switch (outcome.kind) {
       case 'ENROLLED':
-        await this.settle(lectureId, outcome.version, outcome.seatsLeft, studentId, 'enrolled');
-        return {
-          created: true,
-          view: view('ENROLLED', lectureId, outcome.enrolledAt, outcome.seatsLeft),
-        };
-      case 'ALREADY_ENROLLED':
-        await this.settle(lectureId, 0, outcome.seatsLeft, studentId, 'enrolled');
-        return {
-          created: false,
-          view: view('ALREADY_ENROLLED', lectureId, outcome.enrolledAt, outcome.seatsLeft),
-        };
+      case 'ALREADY_ENROLLED': {
+        await this.record(outcome.lecture, studentId, 'enrolled');
+        const v = view(outcome.kind, lectureId, outcome.enrolledAt, outcome.lecture.seatsLeft);
+        return { created: outcome.kind === 'ENROLLED', view: v };
+      }
+      case 'FULL':
+      case 'CLOSED':
+        await this.record(outcome.lecture, studentId, '');
+        throw new AppError(
+          outcome.kind,
+          outcome.kind === 'FULL' ? 'no seat is left' : 'enrollment has closed',
+        );
       case 'NOT_OPEN':
         // The admin moved the window after this admission: not the student's doing.
         await this.giveBack(lectureId, studentId, msLeft);
         throw new AppError('NOT_OPEN', 'enrollment has not opened yet');
-      case 'FULL':
-      case 'CLOSED':
-        await this.settle(lectureId, outcome.version, outcome.seatsLeft, studentId, 'refused');
-        throw new AppError(
-          outcome.kind,
-          outcome.kind === 'FULL' ? 'no seat is left' : 'enrollment has closed',
+      case 'TOO_LATE':
+        throw await this.unavailable(
+          lectureId,
+          studentId,
+          msLeft,
+          'the enrollment waited too long',
         );
       case 'NOT_FOUND':
         throw lectureNotFound(lectureId);
     }
   }
 
-  /** Deletes the enrollment and gives the seat back; the queue moves on at the next admission. */
+  /** No ticket: the answer for a student who already holds a seat, else NO_TICKET. */
+  private async withoutTicket(lectureId: number, studentId: string): Promise<Answer> {
+    const enrolledAt = await this.seats.enrolledAt(lectureId, studentId);
+    if (!enrolledAt) {
+      throw new AppError('NO_TICKET', 'no valid admission ticket: join the queue and wait to be admitted');
+    } // prettier-ignore
+    const { seatsLeft } = await this.facts.get(lectureId);
+    return { created: false, view: view('ALREADY_ENROLLED', lectureId, enrolledAt, seatsLeft) };
+  }
+
+  /** Deletes the enrollment and gives the seat back; the queue moves on at once. */
   async cancel(lectureId: number, studentId: string): Promise<void> {
     await this.facts.get(lectureId);
     const outcome = await this.seats.cancel(lectureId, studentId);
     if (outcome.kind === 'NOT_ENROLLED')
       throw new AppError('NOT_ENROLLED', 'you hold no seat in this lecture');
-    await this.settle(lectureId, outcome.version, outcome.seatsLeft, studentId, 'cancelled');
+    await this.record(outcome.lecture, studentId, 'cancelled');
   }
 
   async enrollmentsOf(studentId: string): Promise<MyEnrollments> {
@@ -136,31 +130,38 @@ export class EnrollService {
     return { items: rows.map((r) => ({ ...r, enrolledAt: r.enrolledAt.toISOString() })) };
   }
 
-  private async giveBack(lectureId: number, studentId: string, msLeft: number): Promise<void> {
-    if (await this.tickets.giveBack(lectureId, studentId, msLeft).catch(() => false)) {
-      this.metrics.ticketEvent(lectureId, 'given_back');
-    }
+  /** The 503 for a transaction that did not run: says whether the ticket could be kept. */
+  private async unavailable(lectureId: number, studentId: string, msLeft: number, why: string) {
+    const kept = await this.giveBack(lectureId, studentId, msLeft);
+    return new AppError(
+      'UNAVAILABLE',
+      kept
+        ? `${why}; your ticket was kept, try again`
+        : `${why}; your admission is given back within ${this.config.enrollHoldMs / 1000} s`,
+    );
+  }
+
+  private async giveBack(lectureId: number, studentId: string, msLeft: number): Promise<boolean> {
+    const kept = await this.tickets.giveBack(lectureId, studentId, msLeft).catch(() => false);
+    if (kept) this.metrics.ticketEvent(lectureId, 'given_back');
+    return kept;
   }
 
   /**
-   * After commit, tell Redis. The row is committed whatever happens here, so a Redis failure is
-   * logged, not answered: the hold lapses by itself and the next change corrects seats left.
+   * After commit, tell Redis: the lecture as committed (seats first, so the released hold never
+   * counts as room before the seat does), then the end of the hold. The row is committed
+   * whatever happens here, so a Redis failure is logged, not answered: the hold lapses and
+   * HoldRecovery records it from PostgreSQL.
    */
-  private async settle(
-    lectureId: number,
-    version: number,
-    seatsLeft: number,
-    studentId: string,
-    change: SeatChange,
-  ) {
+  private async record(lecture: LectureFacts, studentId: string, change: SeatChange) {
     try {
-      await this.tickets.recordSeats(lectureId, version, seatsLeft, studentId, change);
-      this.facts.forget(lectureId);
+      await this.facts.recordSeats(lecture, change, change === '' ? [] : [studentId]);
+      await this.tickets.release(lecture.id, [studentId]);
       // The hold is released (or a seat came back): the next student may fit now.
-      await this.channel.slotFreed(lectureId);
+      await this.channel.slotFreed(lecture.id);
     } catch (err) {
       this.logger.warn(
-        `lecture ${lectureId}: committed, but Redis was not updated: ${err instanceof Error ? err.message : err}`,
+        `lecture ${lecture.id}: committed, but Redis was not updated: ${(err as Error).message}`,
       );
     }
   }

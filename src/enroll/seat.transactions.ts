@@ -2,23 +2,41 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { escapeLiteral, Pool, PoolClient, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
+import { LectureFacts, factsOf } from '../lectures/lecture-facts';
 
 /** Lock and statement time-outs: a stuck lock answers 503 quickly instead of hanging requests. */
 export const LOCK_TIMEOUT_MS = 2000;
 export const STATEMENT_TIMEOUT_MS = 5000;
+/**
+ * The longest a seat transaction can still run once sent: its lock wait and its statement are
+ * both cut off by the time-outs above. An enroll not sent by its hold's deadline minus this is
+ * not sent at all, so past the deadline PostgreSQL's answer is final (see HoldRecovery).
+ */
+export const MAX_TRANSACTION_MS = LOCK_TIMEOUT_MS + STATEMENT_TIMEOUT_MS + 1000;
 
+export interface EnrollRequest {
+  studentId: string;
+  /** ms since the epoch: past this the transaction must not be sent for this student */
+  sendBy: number;
+}
+
+/** Every outcome carries the lecture as the transaction left it, to record in Redis. */
 export type EnrollOutcome =
-  | { kind: 'ENROLLED'; enrolledAt: Date; seatsLeft: number; version: number }
-  | { kind: 'ALREADY_ENROLLED'; enrolledAt: Date; seatsLeft: number }
-  | { kind: 'FULL' | 'CLOSED' | 'NOT_OPEN'; seatsLeft: number; version: number }
-  | { kind: 'NOT_FOUND' };
+  | { kind: 'ENROLLED' | 'ALREADY_ENROLLED'; enrolledAt: Date; lecture: LectureFacts }
+  | { kind: 'FULL' | 'CLOSED' | 'NOT_OPEN'; lecture: LectureFacts }
+  | { kind: 'NOT_FOUND' | 'TOO_LATE' };
 
-export type CancelOutcome =
-  { kind: 'CANCELLED'; seatsLeft: number; version: number } | { kind: 'NOT_ENROLLED' };
+export type CancelOutcome = { kind: 'CANCELLED'; lecture: LectureFacts } | { kind: 'NOT_ENROLLED' };
+
+const LECTURE_COLUMNS = `id, version, capacity, seats_left AS "seatsLeft", opens_at AS "opensAt",
+  closes_at AS "closesAt", batch_size AS "batchSize", ticket_ttl_seconds AS "ticketTtlSeconds",
+  max_active_tickets AS "maxActiveTickets"`;
 
 /**
  * The seat transactions, each sent as ONE round trip (a multi-statement simple query), so the
- * lecture's row lock is held only while PostgreSQL itself works, never across the network.
+ * lecture's row lock is held only while PostgreSQL itself works, never across the network, and
+ * everything the answer needs comes back from the transaction itself: after COMMIT nothing
+ * else is asked, so a committed seat is never answered with an error.
  * Simple queries take no parameters: the lecture id is an integer and the student id matches
  * `[A-Za-z0-9_.:@-]{1,64}` (checked by the JWT guard); both are still escaped as literals.
  */
@@ -34,47 +52,57 @@ export class SeatTransactions {
    * Enrolls a batch of students (each at most once) in one transaction: locks the lecture row,
    * keeps those without a row, gives seats to them in batch order while seats last and the
    * window is open, decrements by that many and inserts their rows. One lock, one commit, one
-   * round trip for the whole batch: that is what lets one hot row serve more than pgbench's
-   * one-enroll-per-transaction rate. Returns each student's outcome, in the order given.
+   * round trip for the whole batch. Returns each request's outcome, in the order given.
    */
-  async enrollBatch(lectureId: number, studentIds: string[]): Promise<EnrollOutcome[]> {
+  async enrollBatch(lectureId: number, requests: EnrollRequest[]): Promise<EnrollOutcome[]> {
     const id = Number(lectureId);
-    const unique = [...new Set(studentIds)]; // a repeated id would fail the whole batch
-    const values = unique.map((s, i) => `(${escapeLiteral(s)}, ${i})`).join(', ');
-    const results = await this.transaction(
-      `SELECT 1 FROM lecture WHERE id = ${id} FOR UPDATE`,
-      // One statement, after the lock: its snapshot sees every seat and row committed before.
-      `WITH req (student_id, ord) AS (VALUES ${values}),
-       open_lecture AS (
-         SELECT seats_left FROM lecture
-          WHERE id = ${id} AND opens_at <= now() AND (closes_at IS NULL OR closes_at > now())),
-       fresh AS (
-         SELECT r.student_id, row_number() OVER (ORDER BY r.ord) AS n FROM req r
-          WHERE NOT EXISTS (SELECT 1 FROM enrollment e WHERE e.lecture_id = ${id} AND e.student_id = r.student_id)),
-       winners AS (SELECT f.student_id FROM fresh f, open_lecture l WHERE f.n <= l.seats_left),
-       taken AS (
-         UPDATE lecture SET seats_left = seats_left - (SELECT count(*) FROM winners), version = version + 1
-          WHERE id = ${id} AND EXISTS (SELECT 1 FROM winners)
-          RETURNING seats_left, version),
-       inserted AS (
-         INSERT INTO enrollment (lecture_id, student_id) SELECT ${id}, student_id FROM winners
-         RETURNING student_id, enrolled_at)
-       SELECT i.student_id, i.enrolled_at, t.seats_left, t.version FROM inserted i, taken t`,
-    );
-    const won = new Map<string, EnrollOutcome>(
-      results[4].rows.map((r) => [
-        r.student_id,
-        {
-          kind: 'ENROLLED',
-          enrolledAt: r.enrolled_at,
-          seatsLeft: r.seats_left,
-          version: r.version,
-        },
-      ]),
-    );
-    const lost = unique.filter((s) => !won.has(s));
-    const why = lost.length > 0 ? await this.whyNotEnrolled(id, lost) : new Map();
-    return studentIds.map((s) => won.get(s) ?? why.get(s)!);
+    const client = await this.pool.connect();
+    // Checked once the connection is ours: from here the transaction is bounded by its time-outs.
+    const now = Date.now();
+    const inTime = [...new Set(requests.filter((r) => r.sendBy > now).map((r) => r.studentId))];
+    let rows: Record<string, unknown>[] = [];
+    if (inTime.length > 0) {
+      const values = inTime.map((s, i) => `(${escapeLiteral(s)}, ${i})`).join(', ');
+      const results = await this.transaction(
+        client,
+        `SELECT 1 FROM lecture WHERE id = ${id} FOR UPDATE`,
+        // One statement, after the lock: its snapshot sees every seat and row committed before.
+        `WITH req (student_id, ord) AS (VALUES ${values}),
+         lec AS (SELECT *, opens_at <= now() AS opened,
+                        (closes_at IS NOT NULL AND closes_at <= now()) AS closed
+                   FROM lecture WHERE id = ${id}),
+         had AS (SELECT e.student_id, e.enrolled_at FROM enrollment e
+                  WHERE e.lecture_id = ${id} AND e.student_id IN (SELECT student_id FROM req)),
+         fresh AS (SELECT r.student_id, row_number() OVER (ORDER BY r.ord) AS n FROM req r
+                    WHERE r.student_id NOT IN (SELECT student_id FROM had)),
+         winners AS (SELECT f.student_id FROM fresh f, lec l
+                      WHERE l.opened AND NOT l.closed AND f.n <= l.seats_left),
+         taken AS (
+           UPDATE lecture SET seats_left = seats_left - (SELECT count(*) FROM winners), version = version + 1
+            WHERE id = ${id} AND EXISTS (SELECT 1 FROM winners)
+            RETURNING seats_left, version),
+         inserted AS (
+           INSERT INTO enrollment (lecture_id, student_id) SELECT ${id}, student_id FROM winners
+           RETURNING student_id, enrolled_at)
+         SELECT r.student_id, i.enrolled_at AS won_at, h.enrolled_at AS had_at, l.opened, l.closed,
+                l.id, coalesce(t.version, l.version) AS version, l.capacity,
+                coalesce(t.seats_left, l.seats_left) AS "seatsLeft", l.opens_at AS "opensAt",
+                l.closes_at AS "closesAt", l.batch_size AS "batchSize",
+                l.ticket_ttl_seconds AS "ticketTtlSeconds", l.max_active_tickets AS "maxActiveTickets"
+           FROM req r CROSS JOIN lec l
+           LEFT JOIN inserted i USING (student_id)
+           LEFT JOIN had h USING (student_id)
+           LEFT JOIN taken t ON true`,
+      );
+      rows = results[4].rows;
+    } else {
+      client.release();
+    }
+    const outcomes = new Map(rows.map((r) => [r.student_id as string, outcomeOf(r)]));
+    return requests.map((r) => {
+      if (!inTime.includes(r.studentId)) return { kind: 'TOO_LATE' };
+      return outcomes.get(r.studentId) ?? { kind: 'NOT_FOUND' };
+    });
   }
 
   /** Locks the lecture row, deletes the student's row and gives the seat back. */
@@ -82,16 +110,15 @@ export class SeatTransactions {
     const id = Number(lectureId);
     const sid = escapeLiteral(studentId);
     const results = await this.transaction(
+      await this.pool.connect(),
       `SELECT 1 FROM lecture WHERE id = ${id} FOR UPDATE`,
       `WITH gone AS (DELETE FROM enrollment WHERE lecture_id = ${id} AND student_id = ${sid} RETURNING 1)
        UPDATE lecture SET seats_left = seats_left + 1, version = version + 1
         WHERE id = ${id} AND EXISTS (SELECT 1 FROM gone)
-       RETURNING seats_left, version`,
+       RETURNING ${LECTURE_COLUMNS}`,
     );
     const row = results[4].rows[0];
-    return row
-      ? { kind: 'CANCELLED', seatsLeft: row.seats_left, version: row.version }
-      : { kind: 'NOT_ENROLLED' };
+    return row ? { kind: 'CANCELLED', lecture: factsOf(row) } : { kind: 'NOT_ENROLLED' };
   }
 
   async enrollmentsOf(
@@ -114,33 +141,8 @@ export class SeatTransactions {
     return rows[0]?.enrolled_at ?? null;
   }
 
-  /** Why these students got no seat, read after the transaction. */
-  private async whyNotEnrolled(
-    id: number,
-    studentIds: string[],
-  ): Promise<Map<string, EnrollOutcome>> {
-    const { rows } = await this.pool.query(
-      `SELECT l.seats_left, l.version, l.opens_at > now() AS not_open,
-              (l.closes_at IS NOT NULL AND l.closes_at <= now()) AS closed,
-              coalesce((SELECT json_object_agg(student_id, enrolled_at) FROM enrollment
-                         WHERE lecture_id = l.id AND student_id = ANY($2)), '{}') AS enrolled
-         FROM lecture l WHERE l.id = $1`,
-      [id, studentIds],
-    );
-    const r = rows[0];
-    const outcome = (s: string): EnrollOutcome => {
-      if (!r) return { kind: 'NOT_FOUND' };
-      const at = r.enrolled[s];
-      if (at)
-        return { kind: 'ALREADY_ENROLLED', enrolledAt: new Date(at), seatsLeft: r.seats_left };
-      const kind = r.closed ? 'CLOSED' : r.not_open ? 'NOT_OPEN' : 'FULL';
-      return { kind, seatsLeft: r.seats_left, version: r.version };
-    };
-    return new Map(studentIds.map((s) => [s, outcome(s)]));
-  }
-
   /** BEGIN; time-outs; the statements; COMMIT — one round trip. Results: one per statement. */
-  private async transaction(...statements: string[]): Promise<QueryResult[]> {
+  private async transaction(client: PoolClient, ...statements: string[]): Promise<QueryResult[]> {
     const sql = [
       'BEGIN',
       `SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`,
@@ -148,7 +150,6 @@ export class SeatTransactions {
       ...statements,
       'COMMIT',
     ].join(';\n');
-    const client: PoolClient = await this.pool.connect();
     try {
       const results = (await client.query(sql)) as unknown as QueryResult[];
       client.release();
@@ -162,4 +163,13 @@ export class SeatTransactions {
       throw err;
     }
   }
+}
+
+function outcomeOf(r: Record<string, unknown>): EnrollOutcome {
+  const lecture = factsOf(r as unknown as Parameters<typeof factsOf>[0]);
+  if (r.won_at) return { kind: 'ENROLLED', enrolledAt: r.won_at as Date, lecture };
+  if (r.had_at) return { kind: 'ALREADY_ENROLLED', enrolledAt: r.had_at as Date, lecture };
+  if (r.closed) return { kind: 'CLOSED', lecture };
+  if (!r.opened) return { kind: 'NOT_OPEN', lecture };
+  return { kind: 'FULL', lecture };
 }

@@ -1,81 +1,124 @@
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { Redis } from 'ioredis';
-import { DataSource } from 'typeorm';
+import { Injectable, Logger } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { lectureNotFound } from '../common/error-codes';
-import { MAX_ID } from '../common/parse-id.pipe';
-import { lectureKeys } from '../redis/keys';
-import { InjectRedis } from '../redis/redis.token';
-import { LectureFacts, factsOf, fromHash, toHashFields } from './lecture-facts';
-import { Lecture } from './lecture.entity';
+import { LectureFacts } from './lecture-facts';
+import { LectureFactsStore, SeatChange } from './lecture-facts.store';
+import { LectureSnapshots } from './lecture.snapshots';
 
 /** How long an instance trusts its own copy of a lecture's facts before asking Redis again. */
 const CACHE_MS = 500;
+/** Lectures one instance keeps facts of; ids clients make up never stay longer than CACHE_MS. */
+const CACHE_SIZE = 10_000;
+/** How often at most an id above every known lecture sends PostgreSQL a max(id) query. */
+const MAX_ID_REFRESH_MS = 200;
+/** Rebuilds refused because a newer commit landed meanwhile are retried this often. */
+const REBUILD_TRIES = 5;
+
+type Cached = { facts: LectureFacts } | { missing: true };
 
 /**
  * Lecture facts for the hot path: an in-process copy for CACHE_MS, then Redis, and PostgreSQL
- * only when Redis has none (first use, or Redis lost its data), so joining and polling never
- * cost one SQL query each.
+ * only to rebuild Redis (first use, or Redis lost its data), so joining and polling never cost
+ * a SQL query each. An id above the highest lecture id costs no query at all.
  */
 @Injectable()
 export class LectureFactsService {
-  private readonly cache = new Map<number, { facts: LectureFacts | null; at: number }>();
+  private readonly logger = new Logger(LectureFactsService.name);
+  private readonly cache = new LRUCache<number, Cached>({ max: CACHE_SIZE, ttl: CACHE_MS });
+  private readonly reloads = new Map<number, Promise<LectureFacts | null>>();
+  /** Lectures committed in PostgreSQL whose facts Redis could not take; retried by the cron. */
+  private readonly unsynced = new Set<number>();
+  private maxId = { value: 0, at: 0, pending: undefined as Promise<number> | undefined };
 
   constructor(
-    @InjectRedis() private readonly redis: Redis,
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly store: LectureFactsStore,
+    private readonly snapshots: LectureSnapshots,
   ) {}
 
   /** The lecture's facts, or LECTURE_NOT_FOUND. */
   async get(id: number): Promise<LectureFacts> {
     const hit = this.cache.get(id);
-    if (hit && Date.now() - hit.at < CACHE_MS) {
-      if (!hit.facts) throw lectureNotFound(id);
+    if (hit) {
+      if ('missing' in hit) throw lectureNotFound(id);
       return hit.facts;
     }
     const facts =
-      fromHash(id, await this.redis.hgetall(lectureKeys(id).facts)) ?? (await this.reload(id));
-    this.remember(id, facts);
+      (await this.store.read(id)) ?? ((await this.mayExist(id)) ? await this.reload(id) : null);
+    this.cache.set(id, facts ? { facts } : { missing: true });
     if (!facts) throw lectureNotFound(id);
     return facts;
   }
 
-  /** Writes the lecture as PostgreSQL has it (after a create or an edit). */
-  async publish(lecture: Lecture): Promise<void> {
-    const facts = factsOf(lecture);
-    await this.redis.syncFacts(
-      lectureKeys(lecture.id).facts,
-      facts.version,
-      ...toHashFields(facts),
-    );
-    this.remember(lecture.id, facts);
+  /**
+   * After a create or an edit committed: tells Redis. The change is done whatever happens here
+   * (its answer must say so), so a Redis failure is not thrown: the facts are dropped where
+   * that still works, and rebuilt from PostgreSQL by the next reader or the cron's retry.
+   */
+  async publish(facts: LectureFacts): Promise<void> {
+    this.cache.set(facts.id, { facts });
+    try {
+      await this.store.record(facts);
+    } catch (err) {
+      this.unsynced.add(facts.id);
+      this.cache.delete(facts.id);
+      await this.store.drop(facts.id).catch(() => undefined);
+      this.logger.warn(
+        `lecture ${facts.id} committed, but Redis did not take it (${(err as Error).message}); ` +
+          'it is rebuilt from PostgreSQL when Redis answers',
+      );
+    }
   }
 
-  /** Forgets the in-process copy, so the next get() reads what Redis now holds. */
-  forget(id: number): void {
-    this.cache.delete(id);
+  /** Records a committed seat change (enroll, cancel, recovery). Throws when Redis fails. */
+  async recordSeats(facts: LectureFacts, change: SeatChange, students: string[]): Promise<void> {
+    await this.store.record(facts, change, students);
+    this.cache.delete(facts.id);
+  }
+
+  /** Retries the lectures whose facts Redis refused after a commit. Never throws. */
+  async retryUnsynced(): Promise<void> {
+    for (const id of [...this.unsynced]) {
+      try {
+        await this.reload(id);
+        this.unsynced.delete(id);
+      } catch {
+        return; // Redis or PostgreSQL still failing: next tick
+      }
+    }
   }
 
   /**
-   * Rebuilds what Redis holds about a lecture from PostgreSQL: its seat holders, then its
-   * facts (written last: their presence means the rebuild is complete).
+   * Rebuilds what Redis holds about a lecture from one PostgreSQL snapshot. Single-flight per
+   * lecture: however many requests find the facts missing at once, one snapshot is read.
    */
-  async reload(id: number): Promise<LectureFacts | null> {
-    const lecture = id <= MAX_ID ? await this.db.getRepository(Lecture).findOneBy({ id }) : null;
-    if (!lecture) return null;
-    const keys = lectureKeys(id);
-    const rows: { student_id: string }[] = await this.db.query(
-      'SELECT student_id FROM enrollment WHERE lecture_id = $1',
-      [id],
-    );
-    for (let i = 0; i < rows.length; i += 1000) {
-      await this.redis.sadd(keys.enrolled, ...rows.slice(i, i + 1000).map((r) => r.student_id));
+  reload(id: number): Promise<LectureFacts | null> {
+    let pending = this.reloads.get(id);
+    if (!pending) {
+      pending = this.rebuild(id).finally(() => this.reloads.delete(id));
+      this.reloads.set(id, pending);
     }
-    await this.publish(lecture);
-    return factsOf(lecture);
+    return pending;
   }
 
-  private remember(id: number, facts: LectureFacts | null): void {
-    this.cache.set(id, { facts, at: Date.now() });
+  private async rebuild(id: number): Promise<LectureFacts | null> {
+    for (let i = 0; i < REBUILD_TRIES; i++) {
+      const snapshot = await this.snapshots.withHolders(id);
+      if (!snapshot) return null;
+      // Refused: a commit newer than the snapshot reached Redis meanwhile; read again.
+      if (await this.store.rebuild(snapshot.facts, snapshot.holders)) return snapshot.facts;
+    }
+    throw new Error(`lecture ${id}: facts kept changing during ${REBUILD_TRIES} rebuilds`);
+  }
+
+  /** False for an id above the highest lecture id, checked at most every MAX_ID_REFRESH_MS. */
+  private async mayExist(id: number): Promise<boolean> {
+    if (id <= this.maxId.value) return true;
+    if (Date.now() - this.maxId.at >= MAX_ID_REFRESH_MS) {
+      this.maxId.pending ??= this.snapshots.maxId().finally(() => (this.maxId.pending = undefined));
+      const value = await this.maxId.pending;
+      this.maxId.value = Math.max(this.maxId.value, value);
+      this.maxId.at = Date.now();
+    }
+    return id <= this.maxId.value;
   }
 }

@@ -13,7 +13,20 @@ export interface LectureFacts {
   maxActiveTickets: number;
 }
 
-export function factsOf(l: Lecture): LectureFacts {
+export function factsOf(
+  l: Pick<
+    Lecture,
+    | 'id'
+    | 'version'
+    | 'capacity'
+    | 'seatsLeft'
+    | 'opensAt'
+    | 'closesAt'
+    | 'batchSize'
+    | 'ticketTtlSeconds'
+    | 'maxActiveTickets'
+  >,
+): LectureFacts {
   return {
     id: l.id,
     version: l.version,
@@ -40,8 +53,9 @@ export function toHashFields(f: LectureFacts): (string | number)[] {
   ]; // prettier-ignore
 }
 
+/** undefined when the hash is missing or only a tombstone (`v` alone): rebuild it. */
 export function fromHash(id: number, h: Record<string, string>): LectureFacts | undefined {
-  if (h.v === undefined) return undefined;
+  if (h.v === undefined || h.seatsLeft === undefined) return undefined;
   return {
     id,
     version: Number(h.v),

@@ -1,11 +1,20 @@
 import { Module } from '@nestjs/common';
-import { LecturesController } from './lectures.controller';
+import { LectureEvents } from './lecture-events';
 import { LectureFactsService } from './lecture-facts.service';
+import { LectureFactsStore } from './lecture-facts.store';
+import { LectureSnapshots } from './lecture.snapshots';
+import { LecturesController } from './lectures.controller';
 import { LecturesService } from './lectures.service';
 
 @Module({
   controllers: [LecturesController],
-  providers: [LecturesService, LectureFactsService],
-  exports: [LecturesService, LectureFactsService],
+  providers: [
+    LecturesService,
+    LectureFactsService,
+    LectureFactsStore,
+    LectureSnapshots,
+    LectureEvents,
+  ],
+  exports: [LecturesService, LectureFactsService, LectureSnapshots, LectureEvents],
 })
 export class LecturesModule {}

@@ -7,7 +7,8 @@ import { MAX_ID } from '../common/parse-id.pipe';
 import { CreateLectureDto } from './dto/create-lecture.dto';
 import { ListLecturesQuery } from './dto/list-lectures.query';
 import { UpdateLectureDto } from './dto/update-lecture.dto';
-import { AdmissionChannel } from '../redis/admission-channel';
+import { LectureEvents } from './lecture-events';
+import { factsOf } from './lecture-facts';
 import { LectureFactsService } from './lecture-facts.service';
 import { Lecture } from './lecture.entity';
 import { LectureStatus, LectureView, toLectureView } from './lecture.view';
@@ -27,7 +28,7 @@ export class LecturesService {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly facts: LectureFactsService,
-    private readonly channel: AdmissionChannel,
+    private readonly events: LectureEvents,
   ) {}
 
   async create(dto: CreateLectureDto): Promise<LectureView> {
@@ -46,7 +47,7 @@ export class LecturesService {
     });
     assertWindow(lecture);
     const saved = await this.db.getRepository(Lecture).save(lecture);
-    await this.facts.publish(saved);
+    await this.facts.publish(factsOf(saved)); // never throws: the lecture exists from here on
     return toLectureView(saved);
   }
 
@@ -72,8 +73,8 @@ export class LecturesService {
       assertWindow(lecture);
       return tx.save(lecture);
     });
-    await this.facts.publish(saved);
-    await this.channel.slotFreed(id); // a raised capacity or a moved window may admit more
+    await this.facts.publish(factsOf(saved)); // never throws: the edit is committed
+    this.events.changed(id); // a raised capacity or a moved window may admit more
     return toLectureView(saved);
   }
 

@@ -1,25 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { InjectRedis } from './redis.token';
+import { STARTUP_WAIT_MS, readyWithin } from '../redis/ready';
+import { InjectRedis } from '../redis/redis.token';
 
 type Listener = (lectureId: number) => void;
-
-const STARTUP_WAIT_MS = 3000;
-
-function readyWithin(client: Redis, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      client.off('ready', onReady);
-      resolve(false);
-    }, ms);
-    const onReady = () => {
-      clearTimeout(timer);
-      resolve(true);
-    };
-    client.once('ready', onReady);
-  });
-}
 
 /**
  * The events that move a queue on before the next cron tick (ADMISSION_MODE pubsub and
@@ -67,6 +52,7 @@ export class AdmissionChannel implements OnApplicationShutdown {
       keyPrefix: '',
       enableAutoPipelining: false,
       maxRetriesPerRequest: null,
+      enableOfflineQueue: true,
     });
     this.subscriber = sub;
     sub.on('error', () => undefined); // reconnects on its own; the command connection reports outages

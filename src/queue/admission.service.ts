@@ -7,12 +7,22 @@ import {
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { AdmissionChannel } from '../redis/admission-channel';
+import { LectureEvents } from '../lectures/lecture-events';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
+import { LectureSnapshots } from '../lectures/lecture.snapshots';
 import { MetricsService } from '../metrics/metrics.service';
+import { AdmissionChannel } from './admission-channel';
+import { HoldRecovery } from './hold-recovery.service';
 import { QueueStore } from './queue.store';
+import { TicketStore } from './ticket.store';
 
 const CRON_NAME = 'admission';
+/**
+ * Every this many ticks the cron lists again every lecture PostgreSQL says is open (or closed
+ * lately): a lecture whose listing was lost (an instance died between a join and its listing,
+ * Redis failed at that moment) is watched again within this many intervals.
+ */
+export const SWEEP_EVERY_TICKS = 10;
 
 /**
  * Admits the head of each lecture's queue. The cron runs in every instance every
@@ -24,16 +34,23 @@ const CRON_NAME = 'admission';
 export class AdmissionService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(AdmissionService.name);
   private ticking = false;
+  private ticks = 0;
   private readonly eventRuns = new Map<number, 'running' | 'again'>();
 
   constructor(
-    private readonly store: QueueStore,
+    private readonly queue: QueueStore,
+    private readonly tickets: TicketStore,
     private readonly facts: LectureFactsService,
+    private readonly snapshots: LectureSnapshots,
+    private readonly recovery: HoldRecovery,
     private readonly scheduler: SchedulerRegistry,
     private readonly channel: AdmissionChannel,
     private readonly metrics: MetricsService,
+    lectureEvents: LectureEvents,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    lectureEvents.onChanged((id) => void this.channel.slotFreed(id));
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const timer = setInterval(() => void this.tick(), this.config.admission.intervalMs);
@@ -45,13 +62,15 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     if (this.scheduler.doesExist('interval', CRON_NAME)) this.scheduler.deleteInterval(CRON_NAME);
   }
 
-  /** One cron tick over every lecture with students waiting. Never throws. */
+  /** One cron tick over every watched lecture. Never throws. */
   async tick(): Promise<void> {
     if (this.ticking) return; // a slow tick (Redis struggling) is not stacked on
     this.ticking = true;
     const started = performance.now();
     try {
-      const lectures = await this.store.waitingLectures();
+      await this.facts.retryUnsynced();
+      if (this.ticks++ % SWEEP_EVERY_TICKS === 0) await this.sweep();
+      const lectures = await this.queue.watched();
       await Promise.all(lectures.map((id) => this.admit(id, 'tick')));
       this.metrics.tick((performance.now() - started) / 1000);
     } catch (err) {
@@ -59,6 +78,12 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     } finally {
       this.ticking = false;
     }
+  }
+
+  /** Watches every lecture that is open or closed lately; the next admit unwatches idle ones. */
+  private async sweep(): Promise<void> {
+    const recentMs = SWEEP_EVERY_TICKS * this.config.admission.intervalMs * 2;
+    await this.queue.watch(...(await this.snapshots.openIds(recentMs)));
   }
 
   /**
@@ -90,19 +115,20 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   /** Pop-and-grant for one lecture; returns how many were admitted. */
   async admit(lectureId: number, mode: 'tick' | 'event'): Promise<number> {
     const interval = this.config.admission.intervalMs;
-    let result = await this.store.admit(lectureId, mode, interval);
+    let result = await this.tickets.admit(lectureId, mode, interval);
     if (!result) {
       // Redis lost the lecture's facts: rebuild them from PostgreSQL, then admit.
       if (!(await this.facts.reload(lectureId))) {
-        await this.store.unmarkIfEmpty(lectureId);
+        await this.queue.unwatchIfIdle(lectureId);
         return 0;
       }
-      result = await this.store.admit(lectureId, mode, interval);
+      result = await this.tickets.admit(lectureId, mode, interval);
     }
     if (!result) return 0;
     this.metrics.ticketEvent(lectureId, 'granted', result.admitted);
     this.metrics.ticketEvent(lectureId, 'expired', result.expired);
-    if (result.waiting === 0) await this.store.unmarkIfEmpty(lectureId);
+    if (result.lapsed > 0) await this.recovery.recover(lectureId);
+    if (result.idle) await this.queue.unwatchIfIdle(lectureId);
     return result.admitted;
   }
 }

@@ -26,7 +26,8 @@ export function toQueueStatusView(
   place: Place,
   nominalRatePerSecond: number,
 ): QueueStatusView {
-  const status = place.state === 'FULL' ? 'NOT_QUEUED' : place.state;
+  // FULL (a refused join) reads as not queued; LAPSED never reaches a view (recovered first).
+  const status = place.state === 'FULL' || place.state === 'LAPSED' ? 'NOT_QUEUED' : place.state;
   const rate = place.observedRate ?? nominalRatePerSecond;
   const estimate =
     status === 'WAITING' && place.seatsLeft > 0 && rate > 0

@@ -1,15 +1,25 @@
 import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { LecturesModule } from '../lectures/lectures.module';
+import { AdmissionChannel } from './admission-channel';
 import { AdmissionService } from './admission.service';
+import { HoldRecovery } from './hold-recovery.service';
 import { QueueController } from './queue.controller';
 import { QueueService } from './queue.service';
 import { QueueStore } from './queue.store';
+import { TicketStore } from './ticket.store';
 
 @Module({
   imports: [ScheduleModule.forRoot(), LecturesModule],
   controllers: [QueueController],
-  providers: [QueueService, QueueStore, AdmissionService],
-  exports: [QueueStore, AdmissionService],
+  providers: [
+    QueueService,
+    QueueStore,
+    TicketStore,
+    AdmissionService,
+    AdmissionChannel,
+    HoldRecovery,
+  ],
+  exports: [QueueStore, TicketStore, AdmissionService, AdmissionChannel],
 })
 export class QueueModule {}

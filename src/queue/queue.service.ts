@@ -1,12 +1,13 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AppError } from '../common/error-codes';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { LectureFacts } from '../lectures/lecture-facts';
 import { LecturesService } from '../lectures/lectures.service';
 import { MetricsService } from '../metrics/metrics.service';
-import { AdmissionChannel } from '../redis/admission-channel';
+import { AdmissionChannel } from './admission-channel';
 import { AdmissionService } from './admission.service';
+import { HoldRecovery } from './hold-recovery.service';
 import { Place, QueueStore } from './queue.store';
 import { QueueStatusView, toQueueStatusView } from './queue-status.view';
 
@@ -18,13 +19,19 @@ export class LectureStats {
   admittedTotal: number;
 }
 
+const isClosed = (f: LectureFacts, now = Date.now()) => f.closesAt !== null && now >= f.closesAt;
+const closed = () => new AppError('CLOSED', 'enrollment has closed');
+
 @Injectable()
 export class QueueService {
+  private readonly logger = new Logger(QueueService.name);
+
   constructor(
     private readonly store: QueueStore,
     private readonly facts: LectureFactsService,
     private readonly lectures: LecturesService,
     private readonly admission: AdmissionService,
+    private readonly recovery: HoldRecovery,
     private readonly channel: AdmissionChannel,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -36,16 +43,17 @@ export class QueueService {
     studentId: string,
   ): Promise<{ created: boolean; status: QueueStatusView }> {
     const facts = await this.facts.get(lectureId);
-    const now = Date.now();
-    if (now < facts.opensAt) throw new AppError('NOT_OPEN', 'enrollment has not opened yet');
-    if (facts.closesAt !== null && now >= facts.closesAt) {
-      throw new AppError('CLOSED', 'enrollment has closed');
-    }
+    if (Date.now() < facts.opensAt) throw new AppError('NOT_OPEN', 'enrollment has not opened yet');
+    if (isClosed(facts)) throw closed();
     let place = await this.placeOf(lectureId, studentId, true);
     if (place.state === 'FULL') throw new AppError('FULL', 'no seat is left');
-    // Only the join into an empty queue lists the lecture for the cron: everyone behind it is
-    // covered, since unmarkIfEmpty re-lists a lecture whose queue is not empty.
-    if (place.created && place.position === 1) await this.store.markWaiting(lectureId);
+    if (place.created) {
+      // Every join lists the lecture for the cron (idempotent); if this fails, the student is
+      // in the queue all the same and the cron's sweep lists the lecture again.
+      await this.store.watch(lectureId).catch((err: Error) => {
+        this.logger.warn(`lecture ${lectureId}: not listed for the cron (${err.message})`);
+      });
+    }
     // Free room: admit now instead of at the next tick. Pop-and-grant takes the head of the
     // queue, so whoever is ahead of this student is admitted first and order holds.
     if (place.created && place.roomToAdmit && this.channel.enabled) {
@@ -56,9 +64,12 @@ export class QueueService {
     return { created: place.created, status: this.view(lectureId, place, facts) };
   }
 
+  /** The student's status; once the window has closed, CLOSED for anyone without a seat. */
   async status(lectureId: number, studentId: string): Promise<QueueStatusView> {
     const facts = await this.facts.get(lectureId);
-    return this.view(lectureId, await this.placeOf(lectureId, studentId, false), facts);
+    const place = await this.placeOf(lectureId, studentId, false);
+    if (place.state !== 'ENROLLED' && isClosed(facts)) throw closed();
+    return this.view(lectureId, place, facts);
   }
 
   /** Gives up the place or the unused ticket; the slot goes to the next student. */
@@ -84,14 +95,24 @@ export class QueueService {
     };
   }
 
+  /**
+   * The place as Redis has it, after rebuilding the lecture's facts if Redis lost them, and
+   * after recovering a lapsed enroll hold (the student is then ENROLLED or ADMITTED again).
+   */
   private async placeOf(lectureId: number, studentId: string, join: boolean): Promise<Place> {
-    const place = await this.store.place(lectureId, studentId, join);
-    if (place) return place;
-    // Redis has no facts for this lecture (it lost its data): rebuild them from PostgreSQL.
-    await this.facts.reload(lectureId);
-    const retried = await this.store.place(lectureId, studentId, join);
-    if (!retried) throw new AppError('UNAVAILABLE', 'lecture facts could not be loaded into Redis');
-    return retried;
+    let place = await this.store.place(lectureId, studentId, join);
+    if (!place) {
+      await this.facts.reload(lectureId);
+      place = await this.store.place(lectureId, studentId, join);
+    }
+    if (place?.state === 'LAPSED') {
+      await this.recovery.recover(lectureId);
+      place = await this.store.place(lectureId, studentId, join);
+    }
+    if (!place || place.state === 'LAPSED') {
+      throw new AppError('UNAVAILABLE', 'the queue state could not be rebuilt; try again');
+    }
+    return place;
   }
 
   private view(lectureId: number, place: Place, facts: LectureFacts): QueueStatusView {

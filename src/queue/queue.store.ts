@@ -2,8 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { WAITING_LECTURES_KEY, lectureKeys } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
+import { isScriptError } from '../redis/script-commands';
 
-export type PlaceState = 'ENROLLED' | 'ADMITTED' | 'WAITING' | 'NOT_QUEUED' | 'FULL';
+export type PlaceState = 'ENROLLED' | 'ADMITTED' | 'WAITING' | 'NOT_QUEUED' | 'FULL' | 'LAPSED';
 
 export interface Place {
   state: PlaceState;
@@ -20,7 +21,7 @@ export interface Place {
   roomToAdmit: boolean;
 }
 
-/** One typed method per queue script (lua/), building KEYS and ARGV in one place. */
+/** The waiting line and the cron's list of lectures to watch; one typed method per script. */
 @Injectable()
 export class QueueStore {
   constructor(@InjectRedis() private readonly redis: Redis) {}
@@ -32,7 +33,7 @@ export class QueueStore {
       k.queue, k.seq, k.ticket(studentId), k.inflight, k.enrolled, k.facts, k.admitLog, k.tickets,
       studentId, join ? '1' : '0',
     ); // prettier-ignore
-    if (reply.length === 1) return null; // NO_FACTS
+    if (isScriptError(reply)) return null; // ScriptError.Missing
     const [state, detail, waiting, seatsLeft, created, rate, room] = reply;
     return {
       state: state as PlaceState,
@@ -46,6 +47,7 @@ export class QueueStore {
     };
   }
 
+  /** Gives up the place and any unused ticket. */
   async leave(lectureId: number, studentId: string): Promise<{ left: boolean; gaveBack: boolean }> {
     const k = lectureKeys(lectureId);
     const [left, gaveBack] = await this.redis.leave(
@@ -54,39 +56,29 @@ export class QueueStore {
     return { left: left === 1, gaveBack: gaveBack === 1 };
   }
 
-  /** Pop-and-grant. null: facts not in Redis. */
-  async admit(
-    lectureId: number,
-    mode: 'tick' | 'event',
-    intervalMs: number,
-  ): Promise<{ admitted: number; waiting: number; expired: number } | null> {
-    const k = lectureKeys(lectureId);
-    const reply = await this.redis.admit(
-      k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
-      mode, intervalMs,
-    ); // prettier-ignore
-    if (reply.length === 1) return null; // -1: no facts
-    return { admitted: reply[0], waiting: reply[1], expired: reply[2] };
+  /** Lists lectures for the cron (idempotent: every join repeats it, the cron's sweep too). */
+  async watch(...lectureIds: number[]): Promise<void> {
+    if (lectureIds.length > 0) await this.redis.sadd(WAITING_LECTURES_KEY, ...lectureIds);
   }
 
-  async markWaiting(lectureId: number): Promise<void> {
-    await this.redis.sadd(WAITING_LECTURES_KEY, lectureId);
-  }
-
-  async waitingLectures(): Promise<number[]> {
+  async watched(): Promise<number[]> {
     return (await this.redis.smembers(WAITING_LECTURES_KEY)).map(Number);
   }
 
   /**
-   * Takes a lecture off the cron's list once its queue is empty. Removing first and checking
-   * after means a join racing with this is never lost: either its own markWaiting comes after
-   * the removal, or its student is already in the queue when we look.
+   * Takes an idle lecture off the cron's list. Removing first and checking after means a join
+   * racing with this is never lost: either its own watch() comes after the removal, or its
+   * student is already in the queue when we look.
    */
-  async unmarkIfEmpty(lectureId: number): Promise<void> {
+  async unwatchIfIdle(lectureId: number): Promise<void> {
+    const k = lectureKeys(lectureId);
     await this.redis.srem(WAITING_LECTURES_KEY, lectureId);
-    if ((await this.redis.zcard(lectureKeys(lectureId).queue)) > 0) {
-      await this.markWaiting(lectureId);
-    }
+    const [q, t, h] = await Promise.all([
+      this.redis.zcard(k.queue),
+      this.redis.zcard(k.tickets),
+      this.redis.zcard(k.inflight),
+    ]);
+    if (q + t + h > 0) await this.watch(lectureId);
   }
 
   /** Figures for the admin's stats route. */

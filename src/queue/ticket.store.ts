@@ -2,30 +2,54 @@ import { Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { lectureKeys } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
+import { ScriptError, isScriptError } from '../redis/script-commands';
+
+export interface AdmitResult {
+  admitted: number;
+  waiting: number;
+  /** tickets found past their expiry */
+  expired: number;
+  /** in-flight holds past their deadline: recover them */
+  lapsed: number;
+  /** no queue, ticket or hold left: the cron may stop watching the lecture */
+  idle: boolean;
+}
 
 /**
- * How long a consumed ticket's hold lasts while its enroll transaction runs; past it, a crashed
- * instance's hold is dropped. Far above the transaction's own lock and statement time-outs.
+ * The ticket life cycle, one typed method per script (lua/): granted by admission, consumed by
+ * an enroll (held "in flight" until its transaction is recorded), then released, given back,
+ * or — if the enroll's instance died — granted again. Every write of ticket state is here.
  */
-export const INFLIGHT_HOLD_MS = 30_000;
-
-export type SeatChange = 'enrolled' | 'cancelled' | 'refused';
-
-/** One typed method per ticket script (lua/). */
 @Injectable()
 export class TicketStore {
   constructor(@InjectRedis() private readonly redis: Redis) {}
 
-  /** Deletes the ticket (only one caller can win). Returns the ms it had left, or null. */
-  async consume(lectureId: number, studentId: string): Promise<number | null> {
+  /** Pop-and-grant. null: the lecture's facts are not in Redis (rebuild them first). */
+  async admit(
+    lectureId: number,
+    mode: 'tick' | 'event',
+    intervalMs: number,
+  ): Promise<AdmitResult | null> {
     const k = lectureKeys(lectureId);
-    const msLeft = await this.redis.consume(
-      k.ticket(studentId), k.tickets, k.inflight, k.stats, studentId, INFLIGHT_HOLD_MS,
+    const reply = await this.redis.admit(
+      k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
+      mode, intervalMs,
     ); // prettier-ignore
-    return msLeft > 0 ? msLeft : null;
+    if (isScriptError(reply)) return null; // ScriptError.Missing
+    const [admitted, waiting, expired, lapsed, idle] = reply;
+    return { admitted, waiting, expired, lapsed, idle: idle === 1 };
   }
 
-  /** Puts a consumed ticket back with the lifetime it had left. */
+  /** Deletes the ticket (only one caller can win) and holds the seat until `holdMs` from now. */
+  async consume(lectureId: number, studentId: string, holdMs: number): Promise<number | null> {
+    const k = lectureKeys(lectureId);
+    const msLeft = await this.redis.consume(
+      k.ticket(studentId), k.tickets, k.inflight, k.stats, studentId, holdMs,
+    ); // prettier-ignore
+    return msLeft === ScriptError.Missing ? null : msLeft;
+  }
+
+  /** Puts a consumed ticket back with the lifetime it had left; false if the hold was gone. */
   async giveBack(lectureId: number, studentId: string, msLeft: number): Promise<boolean> {
     const k = lectureKeys(lectureId);
     const done = await this.redis.giveBack(
@@ -34,23 +58,23 @@ export class TicketStore {
     return done === 1;
   }
 
-  /** Records a committed seat change: seats left as of `version`, and the student's seat. */
-  async recordSeats(
-    lectureId: number,
-    version: number,
-    seatsLeft: number,
-    studentId: string,
-    change: SeatChange,
-  ): Promise<void> {
+  /** Ends holds whose transaction is recorded (the seat is in the lecture's facts now). */
+  async release(lectureId: number, studentIds: string[]): Promise<void> {
+    if (studentIds.length > 0)
+      await this.redis.zrem(lectureKeys(lectureId).inflight, ...studentIds);
+  }
+
+  /** Students whose hold passed its deadline without being recorded. */
+  async lapsed(lectureId: number): Promise<string[]> {
+    return this.redis.zrangebyscore(lectureKeys(lectureId).inflight, '-inf', Date.now());
+  }
+
+  /** A lapsed hold becomes a ticket again (no row was committed for it). */
+  async regrant(lectureId: number, studentId: string, ttlMs: number): Promise<boolean> {
     const k = lectureKeys(lectureId);
-    await this.redis.recordSeats(
-      k.facts,
-      k.enrolled,
-      k.inflight,
-      version,
-      seatsLeft,
-      studentId,
-      change,
-    );
+    const done = await this.redis.regrant(
+      k.ticket(studentId), k.tickets, k.inflight, studentId, ttlMs,
+    ); // prettier-ignore
+    return done === 1;
   }
 }

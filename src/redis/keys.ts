@@ -1,26 +1,32 @@
 /**
- * Every Redis key the service uses. All keys of one lecture share the hash tag
+ * Every Redis key the service uses, and which store writes it: each piece of state has one
+ * owner, so every write of it is found in one file. All keys of one lecture share the hash tag
  * `{lecture:<id>}`, so each Lua script touches one cluster slot.
  */
 export function lectureKeys(lectureId: number) {
   const tag = `{lecture:${lectureId}}`;
   return {
+    // --- lectures/lecture-facts.store.ts: what PostgreSQL says about the lecture
+    /** hash: the lecture's facts as of row version `v` (only `v`: a tombstone, rebuild it) */
+    facts: `${tag}:facts`,
+    /** set of students holding a seat (mirrors PostgreSQL, rebuilt with the facts) */
+    enrolled: `${tag}:enrolled`,
+
+    // --- queue/queue.store.ts: the waiting line
     /** sorted set: student -> join sequence number */
     queue: `${tag}:queue`,
     /** counter of joins, the queue's scores */
     seq: `${tag}:seq`,
+
+    // --- queue/ticket.store.ts: admission tickets, from grant to consumption
     /** prefix of ticket keys: one string per admitted student, with the ticket's TTL */
     ticketPrefix: `${tag}:ticket:`,
     ticket: (studentId: string) => `${tag}:ticket:${studentId}`,
     /** sorted set: student -> ticket expiry (ms); counts unconsumed tickets */
     tickets: `${tag}:tickets`,
-    /** sorted set: student -> deadline (ms); tickets consumed by an enroll not yet settled */
+    /** sorted set: student -> deadline (ms); tickets consumed by an enroll not yet recorded */
     inflight: `${tag}:inflight`,
-    /** set of students holding a seat (mirrors PostgreSQL) */
-    enrolled: `${tag}:enrolled`,
-    /** hash: the lecture's facts as of row version `v` */
-    facts: `${tag}:facts`,
-    /** hash: admission counters */
+    /** hash: admission counters (tickSlot, admittedTotal, expired, consumed, givenBack) */
     stats: `${tag}:stats`,
     /** sorted set: time (ms) -> admittedTotal, the last minute of admissions */
     admitLog: `${tag}:admitlog`,
@@ -29,5 +35,8 @@ export function lectureKeys(lectureId: number) {
 
 export type LectureKeys = ReturnType<typeof lectureKeys>;
 
-/** Set of lecture ids with students waiting; the admission cron walks it. */
+/**
+ * Set of lecture ids with a queue, tickets or holds to watch; the admission cron walks it.
+ * Written by queue/queue.store.ts only.
+ */
 export const WAITING_LECTURES_KEY = 'lectures:waiting';

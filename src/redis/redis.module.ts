@@ -1,8 +1,8 @@
 import { RedisModule as NestRedisModule, RedisService } from '@liaoliaots/nestjs-redis';
 import { Global, Module } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { AdmissionChannel } from './admission-channel';
 import { defineScripts } from './lua-scripts';
+import { STARTUP_WAIT_MS, readyWithin } from './ready';
 import { REDIS } from './redis.token';
 import './script-commands';
 
@@ -30,23 +30,31 @@ import './script-commands';
             connectTimeout: 2000,
             commandTimeout: 2000,
             retryStrategy: (times: number) => Math.min(times * 100, 1000),
+            // On close, a socket that never connected (Redis down) is destroyed after this
+            // instead of ioredis's 2 s, which kept a closed app's process alive that long.
+            disconnectTimeout: 200,
+            // While Redis is unreachable a command fails at once (503) instead of waiting in
+            // a queue for a connection that may never come back.
+            enableOfflineQueue: false,
           },
         };
       },
     }),
   ],
   providers: [
-    AdmissionChannel,
     {
       provide: REDIS,
       inject: [RedisService],
       useFactory: async (s: RedisService) => {
         const client = s.getOrThrow();
+        // Without an offline queue, commands need the connection: give it a moment at start-up.
+        // If Redis is not there, the service still starts and answers 503 until it is.
+        await readyWithin(client, STARTUP_WAIT_MS);
         await defineScripts(client);
         return client;
       },
     },
   ],
-  exports: [REDIS, AdmissionChannel],
+  exports: [REDIS],
 })
 export class RedisModule {}

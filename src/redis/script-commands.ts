@@ -1,20 +1,46 @@
 import type { Result } from 'ioredis';
 
-/** join-8.lua: { state, detail, waiting, seatsLeft, created, rate, room } or { 'NO_FACTS' }. */
-export type JoinReply = [string, number, number, number, number, string, number] | ['NO_FACTS'];
+/**
+ * Error replies of the scripts (small negative integers, as in bullmq), named in one place.
+ * A script that fails returns `{ code }` (a table of one) or `code`.
+ */
+export enum ScriptError {
+  /**
+   * join, admit: the lecture's facts are missing or incomplete in Redis (rebuild them from
+   * PostgreSQL); consume: the student holds no live ticket.
+   */
+  Missing = -1,
+}
+
+/** True when a table-returning script answered with an error code instead of its table. */
+export function isScriptError<T extends unknown[]>(
+  reply: T | [ScriptError],
+): reply is [ScriptError] {
+  return reply.length === 1;
+}
+
+/** join-8.lua: { state, detail, waiting, seatsLeft, created, rate, room } */
+export type JoinReply = [string, number, number, number, number, string, number];
+/** admit-8.lua: { admitted, waiting, expired, lapsed, idle } */
+export type AdmitReply = [number, number, number, number, number];
+type Key = string;
+type Arg = string | number;
 
 // Types of the commands lua-scripts.ts defines from lua/<name>-<keys>.lua: KEYS first, then
 // ARGV, exactly as each script's header says. Only the stores call them.
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    join(...keysAndArgs: string[]): Result<JoinReply, Context>;
+    join(
+      ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
+    ): Result<JoinReply | [ScriptError.Missing], Context>;
     admit(
-      ...keysAndArgs: (string | number)[]
-    ): Result<[number, number, number] | [number], Context>;
-    leave(...keysAndArgs: string[]): Result<[number, number], Context>;
-    consume(...keysAndArgs: (string | number)[]): Result<number, Context>;
-    giveBack(...keysAndArgs: (string | number)[]): Result<number, Context>;
-    recordSeats(...keysAndArgs: (string | number)[]): Result<number, Context>;
-    syncFacts(...keysAndArgs: (string | number)[]): Result<number, Context>;
+      ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
+    ): Result<AdmitReply | [ScriptError.Missing], Context>;
+    leave(...keysAndArgs: [Key, Key, Key, Key, Arg]): Result<[number, number], Context>;
+    consume(...keysAndArgs: [Key, Key, Key, Key, Arg, Arg]): Result<number, Context>;
+    giveBack(...keysAndArgs: [Key, Key, Key, Key, Arg, Arg]): Result<number, Context>;
+    regrant(...keysAndArgs: [Key, Key, Key, Arg, Arg]): Result<number, Context>;
+    recordLecture(...keysAndArgs: [Key, Key, ...Arg[]]): Result<number, Context>;
+    rebuildLecture(...keysAndArgs: [Key, Key, ...Arg[]]): Result<number, Context>;
   }
 }

@@ -1,0 +1,47 @@
+import { Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { lectureKeys } from '../redis/keys';
+import { InjectRedis } from '../redis/redis.token';
+import { LectureFacts, fromHash, toHashFields } from './lecture-facts';
+
+/** What a committed transaction did to some students' seats. */
+export type SeatChange = 'enrolled' | 'cancelled' | '';
+
+/**
+ * The only writer of a lecture's facts and seat holders in Redis (lua/record-lecture-2,
+ * lua/rebuild-lecture-2). Every write carries a whole PostgreSQL row and its version.
+ */
+@Injectable()
+export class LectureFactsStore {
+  constructor(@InjectRedis() private readonly redis: Redis) {}
+
+  /** The facts, or undefined when missing or incomplete. */
+  async read(id: number): Promise<LectureFacts | undefined> {
+    return fromHash(id, await this.redis.hgetall(lectureKeys(id).facts));
+  }
+
+  /** Records a committed row, and what it did to these students' seats. */
+  async record(facts: LectureFacts, change: SeatChange = '', students: string[] = []) {
+    const k = lectureKeys(facts.id);
+    await this.redis.recordLecture(
+      k.facts, k.enrolled,
+      facts.version, change, students.length, ...students, ...toHashFields(facts),
+    ); // prettier-ignore
+  }
+
+  /** Rebuilds facts and holders from one snapshot; false when Redis saw a newer version. */
+  async rebuild(facts: LectureFacts, holders: string[]): Promise<boolean> {
+    const k = lectureKeys(facts.id);
+    const fields = toHashFields(facts);
+    const done = await this.redis.rebuildLecture(
+      k.facts, k.enrolled,
+      facts.version, fields.length, ...fields, ...holders,
+    ); // prettier-ignore
+    return done === 1;
+  }
+
+  /** Forgets the facts, so that the next reader rebuilds them from PostgreSQL. */
+  async drop(id: number): Promise<void> {
+    await this.redis.del(lectureKeys(id).facts);
+  }
+}
