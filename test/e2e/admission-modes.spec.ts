@@ -1,6 +1,7 @@
 import { lectureKeys } from '../../src/redis/keys';
-import { AdmissionChannel } from '../../src/redis/admission-channel';
+import { AdmissionChannel } from '../../src/queue/admission-channel';
 import {
+  cancelEnrollment,
   createLecture,
   enroll,
   eventually,
@@ -90,6 +91,25 @@ describe('Event-driven admission', () => {
       expect(waited).toBeLessThan(1000);
     });
 
+    it('a cancelled enrollment admits the next student at once, though the lecture was full', async () => {
+      const { id } = await createLecture(a.url, {
+        capacity: 1,
+        admission: { maxActiveTickets: 1 },
+      });
+      expect((await join(a.url, id, 'holder')).body.status).toBe('ADMITTED');
+      expect((await join(b.url, id, 'hopeful')).body).toMatchObject({ status: 'WAITING' });
+      expect((await enroll(a.url, id, 'holder')).status).toBe(201);
+      // Full: the waiting student keeps their place (a cancellation may free a seat).
+      expect((await queueStatus(b.url, id, 'hopeful')).body).toMatchObject({
+        status: 'WAITING',
+        position: 1,
+        seatsLeft: 0,
+      });
+      const freed = Date.now();
+      expect((await cancelEnrollment(b.url, id, 'holder')).status).toBe(204);
+      expect(await admittedAfter(a.url, id, 'hopeful', freed, 2000)).toBeLessThan(1000);
+    });
+
     it('leaving with a ticket hands the slot on at once', async () => {
       const { id } = await createLecture(a.url, { admission: { maxActiveTickets: 1 } });
       await join(a.url, id, 'p');
@@ -104,7 +124,11 @@ describe('Event-driven admission', () => {
         capacity: 100,
         admission: { maxActiveTickets: 3, batchSize: 2 },
       });
-      for (let i = 0; i < 10; i++) await join(a.url, id, `r${i}`);
+      // Joined through a cron-only instance (its tick a minute away): nobody is admitted yet, so
+      // the events below are what admits.
+      const cronOnly = await ctx.startApp({ admission: { ...FAR, mode: 'cron' } });
+      for (let i = 0; i < 10; i++) await join(cronOnly.url, id, `r${i}`);
+      expect((await stats(a.url, id)).body).toMatchObject({ activeTickets: 0, waiting: 10 });
       const channels = [a, b].map((x) => x.app.get(AdmissionChannel));
       await Promise.all(Array.from({ length: 50 }, (_, i) => channels[i % 2].slotFreed(id)));
       await sleep(300);

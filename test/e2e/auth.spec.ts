@@ -93,6 +93,32 @@ describe('Identity (API.md)', () => {
     expect(res.status).toBe(200);
   });
 
+  it('an RS256 token verified with an RSA JWT_PUBLIC_KEY is accepted; one signed by another key is not', async () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const rsaPublicKey = rsa.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const rs = await ctx.startApp({ jwt: { publicKey: rsaPublicKey } });
+    const token = (key: typeof rsa.privateKey) =>
+      sign({ sub: 'idp:carol', role: 'student' }, key, { algorithm: 'RS256', expiresIn: 60 });
+    expect(
+      (
+        await request(rs.url)
+          .get('/lectures')
+          .set(bearer(token(rsa.privateKey)))
+      ).status,
+    ).toBe(200);
+    const forged = await request(rs.url)
+      .get('/lectures')
+      .set(bearer(token(other.privateKey)));
+    expect([forged.status, forged.body.code]).toEqual([401, 'UNAUTHORIZED']);
+    // With only a public key configured, an HS256 token signed with that key's text is refused.
+    const confused = sign({ sub: 'x', role: 'admin' }, rsaPublicKey, {
+      algorithm: 'HS256',
+      expiresIn: 60,
+    });
+    expect((await request(rs.url).get('/lectures').set(bearer(confused))).status).toBe(401);
+  });
+
   it('a student token on an admin route → 403 FORBIDDEN', async () => {
     const res = await request(url)
       .post('/lectures')

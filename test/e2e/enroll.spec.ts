@@ -209,18 +209,57 @@ describe('Enrollment (API.md, Enrollment)', () => {
     await invariant1(id);
   });
 
+  it('the window moved after admission (opensAt in the future) → 409 NOT_OPEN, and the ticket is kept', async () => {
+    const { id } = await createLecture(url, { capacity: 2 });
+    await admitted(id, ['early']);
+    const before = (await queueStatus(url, id, 'early')).body.ticketExpiresAt;
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    await request(url).patch(`/lectures/${id}`).set(adminHeaders()).send({ opensAt: later });
+    const res = await enroll(url, id, 'early');
+    expect([res.status, res.body.code]).toEqual([409, 'NOT_OPEN']);
+    const after = (await queueStatus(url, id, 'early')).body;
+    expect(after.status).toBe('ADMITTED');
+    expect(Date.parse(after.ticketExpiresAt)).toBeGreaterThan(Date.parse(before) - 2000);
+    await invariant1(id);
+  });
+
+  it('a batch is one round trip to PostgreSQL, answers included: nothing is asked after COMMIT', async () => {
+    const { id } = await createLecture(url, { capacity: 1 });
+    const pool = (app.app.get(SeatTransactions) as unknown as { pool: { connect: () => unknown } })
+      .pool;
+    const connects = jest.spyOn(pool, 'connect');
+    const sendBy = Date.now() + 10_000;
+    const outcomes = await app.app.get(SeatTransactions).enrollBatch(id, [
+      { studentId: 'w', sendBy },
+      { studentId: 'l', sendBy },
+    ]);
+    expect(outcomes.map((o) => o.kind)).toEqual(['ENROLLED', 'FULL']);
+    expect(connects).toHaveBeenCalledTimes(1);
+    connects.mockRestore();
+  });
+
   it('one batch transaction gives seats in order while they last and tells each student why not', async () => {
     const { id } = await createLecture(url, { capacity: 3 });
     await ctx.sql(`INSERT INTO enrollment (lecture_id, student_id) VALUES ($1, 'had')`, [id]);
     await ctx.sql('UPDATE lecture SET seats_left = 2 WHERE id = $1', [id]);
-    const outcomes = await app.app.get(SeatTransactions).enrollBatch(id, ['b1', 'had', 'b2', 'b3']);
+    const sendBy = Date.now() + 10_000;
+    const outcomes = await app.app.get(SeatTransactions).enrollBatch(
+      id,
+      ['b1', 'had', 'b2', 'b3', 'slow'].map((studentId) => ({
+        studentId,
+        sendBy: studentId === 'slow' ? Date.now() - 1 : sendBy,
+      })),
+    );
     expect(outcomes.map((o) => o.kind)).toEqual([
       'ENROLLED',
       'ALREADY_ENROLLED',
       'ENROLLED',
       'FULL',
+      'TOO_LATE', // past its send-by time: never sent, so it cannot commit after its hold lapses
     ]);
-    expect(outcomes[2]).toMatchObject({ seatsLeft: 0 });
+    // Every outcome carries the lecture as the transaction left it, version included.
+    expect(outcomes[2]).toMatchObject({ lecture: { seatsLeft: 0, capacity: 3, version: 2 } });
+    expect(outcomes[3]).toMatchObject({ lecture: { seatsLeft: 0, version: 2 } });
     await invariant1(id);
   });
 

@@ -170,10 +170,37 @@ describe('Hostile input never produces a 5xx', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it('the target lecture is still intact', async () => {
-    const [row] = await ctx.sql('SELECT capacity, seats_left FROM lecture WHERE id = $1', [id]);
-    expect((row as { seats_left: number }).seats_left).toBeLessThanOrEqual(
-      (row as { capacity: number }).capacity,
+  it('JSON nested deeper than 32 levels → 400 VALIDATION_FAILED before any transformation', async () => {
+    const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    const send = (raw: string) =>
+      request(url)
+        .post('/lectures')
+        .set(adminHeaders())
+        .set('Content-Type', 'application/json')
+        .send(raw);
+    for (const depth of [31, 5000]) {
+      const res = await send(`{"title":${nested(depth)},"capacity":1}`);
+      expect([res.status, res.body.code]).toEqual([400, 'VALIDATION_FAILED']);
+      // The object is level 1: 31 arrays inside it make 32 levels, still validated as a body.
+      expect(res.body.message).toMatch(depth === 31 ? /title/ : /deeper than 32/);
+    }
+    const res = await send(`{"title":${nested(32)},"capacity":1}`);
+    expect(res.body.message).toMatch(/deeper than 32/);
+  });
+
+  it('no hostile value changed the target lecture: none was a valid capacity or window', async () => {
+    const [row] = await ctx.sql(
+      `SELECT capacity, seats_left, closes_at, batch_size, ticket_ttl_seconds, max_active_tickets
+         FROM lecture WHERE id = $1`,
+      [id],
     );
+    expect(row).toEqual({
+      capacity: 5,
+      seats_left: 5,
+      closes_at: null,
+      batch_size: 50,
+      ticket_ttl_seconds: 300,
+      max_active_tickets: 200,
+    });
   });
 });

@@ -1,5 +1,7 @@
 import { DataSource } from 'typeorm';
+import { MIGRATIONS } from '../../migrations';
 import { dataSourceOptions } from '../../src/database/data-source';
+import { migrateWithLock } from '../../src/database/migrate';
 import { adminQuery, databaseUrl, uniqueName } from '../helpers/pg';
 
 describe('Migrations', () => {
@@ -51,5 +53,26 @@ describe('Migrations', () => {
       await ds.undoLastMigration({ transaction: 'all' });
     }
     expect(await tables()).toEqual(['migrations']);
+  });
+});
+
+describe(migrateWithLock.name, () => {
+  const name = uniqueName('enroll_migc');
+  afterAll(() => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+
+  it('five instances migrating one fresh database at once apply each migration exactly once', async () => {
+    await adminQuery(`CREATE DATABASE ${name}`);
+    const instances = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        new DataSource(dataSourceOptions(databaseUrl(name), 2)).initialize(),
+      ),
+    );
+    try {
+      await Promise.all(instances.map((ds) => migrateWithLock(ds)));
+      const applied = await instances[0].query('SELECT name FROM migrations ORDER BY id');
+      expect(applied.map((r: { name: string }) => r.name)).toEqual(MIGRATIONS.map((m) => m.name));
+    } finally {
+      await Promise.all(instances.map((ds) => ds.destroy()));
+    }
   });
 });

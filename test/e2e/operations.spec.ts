@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { AdmissionService } from '../../src/queue/admission.service';
 import { createLecture, join, queueStatus } from '../helpers/api';
 import { call, inParallel } from '../helpers/http';
 import { TestContext } from '../helpers/test-context';
@@ -40,6 +41,22 @@ describe('Operations (API.md, Operations)', () => {
       expect(text).toContain(`enroll_outcomes_total{lecture="${id}",outcome="ENROLLED"} 1`);
       expect(text).toContain('enroll_admission_tick_seconds_bucket');
       expect(text).toContain('process_resident_memory_bytes');
+    });
+
+    it("reports each watched lecture's queue length and active tickets, and store errors by store", async () => {
+      const { url } = await ctx.startApp({ admission: { mode: 'cron', intervalMs: 60_000 } });
+      const { id } = await createLecture(url, { capacity: 5, admission: { maxActiveTickets: 2 } });
+      for (const s of ['g1', 'g2', 'g3', 'g4', 'g5']) await join(url, id, s);
+      await ctx.apps.at(-1)!.app.get(AdmissionService).admit(id, 'event');
+      const text = (await request(url).get('/metrics')).text;
+      expect(text).toContain(`enroll_queue_length{lecture="${id}"} 3`);
+      expect(text).toContain(`enroll_active_tickets{lecture="${id}"} 2`);
+
+      const broken = await ctx.startApp({ redisUrl: 'redis://127.0.0.1:1/0' });
+      expect((await join(broken.url, id, 'g6')).status).toBe(503);
+      expect((await request(broken.url).get('/metrics')).text).toMatch(
+        /enroll_store_errors_total\{store="redis"\} [1-9]/,
+      );
     });
 
     it('stays bounded under 1,000 distinct bad URLs', async () => {

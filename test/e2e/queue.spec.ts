@@ -1,7 +1,8 @@
 import request from 'supertest';
 import { LectureFactsService } from '../../src/lectures/lecture-facts.service';
 import { AdmissionService } from '../../src/queue/admission.service';
-import { createLecture, eventually, join, leave, queueStatus, stats } from '../helpers/api';
+import { WAITING_LECTURES_KEY, lectureKeys } from '../../src/redis/keys';
+import { createLecture, eventually, join, leave, queueStatus, sleep, stats } from '../helpers/api';
 import { RunningApp, TestContext } from '../helpers/test-context';
 import { adminHeaders, studentHeaders } from '../helpers/tokens';
 
@@ -28,7 +29,8 @@ describe('Queue routes (API.md, Queue)', () => {
       status: 'WAITING',
       position: 1,
       waiting: 1,
-      estimatedWaitSeconds: expect.any(Number),
+      // No admission seen yet: the nominal rate, a batch of 50 per 60 s cron interval.
+      estimatedWaitSeconds: Math.ceil(1 / (50 / 60)),
       ticketExpiresAt: null,
       seatsLeft: 5,
     });
@@ -203,5 +205,33 @@ describe('Queue routes (API.md, Queue)', () => {
     const again = await join(url, id, 'a');
     expect(again.status).toBe(201);
     expect(again.body).toMatchObject({ position: 1, seatsLeft: 4 });
+  });
+
+  it('once the window closes, the queue and its tickets are cleared and its students see CLOSED', async () => {
+    const cron = await ctx.startApp({ admission: { mode: 'cron', intervalMs: 100 } });
+    const closesAt = Date.now() + 1500;
+    const { id } = await createLecture(cron.url, {
+      capacity: 10,
+      closesAt: new Date(closesAt).toISOString(),
+      admission: { maxActiveTickets: 1 },
+    });
+    for (const s of ['c1', 'c2', 'c3']) await join(cron.url, id, s);
+    await eventually(
+      async () => (await queueStatus(cron.url, id, 'c1')).body.status === 'ADMITTED',
+      2000,
+    );
+    const k = lectureKeys(id);
+    expect(await ctx.redis.zcard(k.queue)).toBe(2);
+    await sleep(closesAt - Date.now() + 300);
+    await eventually(
+      async () => (await ctx.redis.exists(k.queue, k.tickets, k.ticket('c1'))) === 0,
+      2000,
+    );
+    expect((await ctx.redis.smembers(WAITING_LECTURES_KEY)).map(Number)).not.toContain(id);
+    for (const s of ['c1', 'c2']) {
+      const res = await queueStatus(cron.url, id, s);
+      expect([res.status, res.body.code]).toEqual([409, 'CLOSED']);
+    }
+    expect((await stats(cron.url, id)).body).toMatchObject({ waiting: 0, activeTickets: 0 });
   });
 });

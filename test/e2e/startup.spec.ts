@@ -1,10 +1,10 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { resolve } from 'node:path';
 import { Client } from 'pg';
 import { adminQuery, databaseUrl, uniqueName } from '../helpers/pg';
 import { deleteRedisPrefix } from '../helpers/redis';
 import { TEST_REDIS_URL } from '../helpers/test-context';
+import { startServer, startedServer } from '../helpers/server-process';
 import { TEST_JWT_SECRET, tokenFor } from '../helpers/tokens';
 
 async function adminQueryRows(db: string, sql: string, params: unknown[]): Promise<unknown[]> {
@@ -14,30 +14,6 @@ async function adminQueryRows(db: string, sql: string, params: unknown[]): Promi
     return (await c.query(sql, params)).rows;
   } finally {
     await c.end();
-  }
-}
-
-const ROOT = resolve(__dirname, '../..');
-const MAIN = resolve(ROOT, 'dist/src/main.js'); // scripts/test.sh builds it, as `npm start` runs it
-
-/** The compiled server, as `npm start` runs it, with a clean environment of our choosing. */
-function startServer(env: Record<string, string>): { proc: ChildProcess; output: () => string } {
-  const proc = spawn(process.execPath, [MAIN], {
-    cwd: '/', // no .env is read from here
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  proc.stdout?.on('data', (d) => (out += d));
-  proc.stderr?.on('data', (d) => (out += d));
-  return { proc, output: () => out };
-}
-
-async function waitFor(cond: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
@@ -58,12 +34,7 @@ describe('Start-up and shutdown of the compiled server', () => {
     RATE_LIMIT_PER_SECOND: '0',
   });
 
-  async function started(): Promise<{ proc: ChildProcess; output: () => string; url: string }> {
-    const server = startServer(serverEnv());
-    await waitFor(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(server.output()), 20_000);
-    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(server.output())![1];
-    return { ...server, url };
-  }
+  const started = () => startedServer(serverEnv());
 
   it('refuses to start without JWT_SECRET, naming it', async () => {
     const { proc, output } = startServer({ PORT: '0' });

@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import { LectureFacts, toHashFields } from '../../src/lectures/lecture-facts';
 import { lectureKeys } from '../../src/redis/keys';
 import { defineScripts } from '../../src/redis/lua-scripts';
-import type { JoinReply } from '../../src/redis/script-commands';
+import type { JoinReply, ScriptError } from '../../src/redis/script-commands';
 import { uniqueName } from './pg';
 import { deleteRedisPrefix } from './redis';
 import { TEST_REDIS_URL } from './test-context';
@@ -35,11 +35,13 @@ export class LuaHarness {
       maxActiveTickets: 200,
       ...facts,
     };
-    await this.redis.syncFacts(lectureKeys(id).facts, f.version, ...toHashFields(f));
+    const k = lectureKeys(id);
+    const fields = toHashFields(f);
+    await this.redis.rebuildLecture(k.facts, k.enrolled, f.version, fields.length, ...fields);
   }
 
   /** The join script: a student's place, joining first when `join` is set. */
-  place(id: number, student: string, join: boolean): Promise<JoinReply> {
+  place(id: number, student: string, join: boolean): Promise<JoinReply | [ScriptError]> {
     const k = lectureKeys(id);
     return this.redis.join(
       k.queue, k.seq, k.ticket(student), k.inflight, k.enrolled, k.facts, k.admitLog, k.tickets,

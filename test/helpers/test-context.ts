@@ -64,6 +64,7 @@ export class TestContext {
         ticketTtlSeconds: 300,
         maxActiveTickets: 200,
       },
+      enrollHoldMs: 30_000,
       rateLimitPerSecond: 0,
       logLevel: 'silent',
       logPretty: false,

@@ -1,12 +1,12 @@
 import { lectureKeys } from '../../src/redis/keys';
-import type { JoinReply } from '../../src/redis/script-commands';
+import { JoinReply, ScriptError } from '../../src/redis/script-commands';
 import { LuaHarness } from '../helpers/lua-harness';
 
 describe('join-8.lua', () => {
   let h: LuaHarness;
   let id = 100;
   let k: ReturnType<typeof lectureKeys>;
-  const place = (s: string, join: boolean): Promise<JoinReply> => h.place(id, s, join);
+  const place = (s: string, join: boolean) => h.place(id, s, join) as Promise<JoinReply>;
 
   beforeAll(async () => (h = await LuaHarness.create()));
   afterAll(() => h.close());
@@ -15,9 +15,18 @@ describe('join-8.lua', () => {
     k = lectureKeys(id);
   });
 
-  it('answers NO_FACTS when the lecture facts are missing', async () => {
-    expect(await place('a', true)).toEqual(['NO_FACTS']);
+  it('answers -1 (ScriptError.Missing) when the facts are missing or only a tombstone', async () => {
+    expect(await place('a', true)).toEqual([ScriptError.Missing]);
+    await h.redis.hset(k.facts, 'v', 3);
+    expect(await place('a', true)).toEqual([ScriptError.Missing]);
     expect(await h.redis.exists(k.queue)).toBe(0);
+  });
+
+  it('answers LAPSED for a hold past its deadline, and never joins that student again', async () => {
+    await h.setFacts(id);
+    await h.redis.zadd(k.inflight, Date.now() - 1, 'stuck');
+    expect((await place('stuck', true))[0]).toBe('LAPSED');
+    expect(await h.redis.zcard(k.queue)).toBe(0);
   });
 
   it('joins at the back with strictly increasing scores; a repeat join keeps the place', async () => {

@@ -1,7 +1,7 @@
 import { lectureKeys } from '../../src/redis/keys';
 import { LuaHarness } from '../helpers/lua-harness';
 
-describe('leave-4, consume-4, give-back-4, record-seats-3, sync-facts-1', () => {
+describe('leave-4, consume-4, give-back-4, regrant-3', () => {
   let h: LuaHarness;
   let id = 200;
   let k: ReturnType<typeof lectureKeys>;
@@ -60,24 +60,15 @@ describe('leave-4, consume-4, give-back-4, record-seats-3, sync-facts-1', () => 
     expect(await giveBack('a', left)).toBe(0); // no hold any more: nothing to give back
   });
 
-  it('record-seats: only a newer row version moves seats left; the seat holder is recorded', async () => {
-    await h.redis.zadd(k.inflight, Date.now() + 1000, 'a');
-    expect(await h.redis.recordSeats(k.facts, k.enrolled, k.inflight, 3, 99, 'a', 'enrolled')).toBe(
-      1,
-    );
-    expect(await h.redis.recordSeats(k.facts, k.enrolled, k.inflight, 2, 100, '', 'refused')).toBe(
-      0,
-    );
-    expect(await h.redis.hget(k.facts, 'seatsLeft')).toBe('99');
-    expect(await h.redis.sismember(k.enrolled, 'a')).toBe(1);
-    expect(await h.redis.zcard(k.inflight)).toBe(0);
-    await h.redis.recordSeats(k.facts, k.enrolled, k.inflight, 4, 100, 'a', 'cancelled');
-    expect(await h.redis.sismember(k.enrolled, 'a')).toBe(0);
-  });
-
-  it('sync-facts: an older version never overwrites a newer one', async () => {
-    await h.setFacts(id, { seatsLeft: 5 }, 10);
-    await h.setFacts(id, { seatsLeft: 50 }, 9);
-    expect(await h.redis.hget(k.facts, 'seatsLeft')).toBe('5');
+  it('regrant: a lapsed hold becomes a ticket again; a live or missing hold is left alone', async () => {
+    const regrant = (s: string) => h.redis.regrant(k.ticket(s), k.tickets, k.inflight, s, 60_000);
+    await h.redis.zadd(k.inflight, Date.now() - 1, 'lapsed', Date.now() + 60_000, 'live');
+    expect(await regrant('lapsed')).toBe(1);
+    expect(await regrant('live')).toBe(0);
+    expect(await regrant('nobody')).toBe(0);
+    expect(await h.redis.pttl(k.ticket('lapsed'))).toBeGreaterThan(59_000);
+    expect(await h.redis.zrange(k.tickets, 0, -1)).toEqual(['lapsed']);
+    expect(await h.redis.zrange(k.inflight, 0, -1)).toEqual(['live']);
+    expect(await regrant('lapsed')).toBe(0); // once
   });
 });

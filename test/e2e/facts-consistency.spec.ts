@@ -1,0 +1,140 @@
+import { Client, type Pool } from 'pg';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { LectureFactsService } from '../../src/lectures/lecture-facts.service';
+import { LectureFactsStore } from '../../src/lectures/lecture-facts.store';
+import { LectureSnapshots } from '../../src/lectures/lecture.snapshots';
+import { AdmissionService } from '../../src/queue/admission.service';
+import { lectureKeys } from '../../src/redis/keys';
+import { createLecture, enroll, eventually, join, queueStatus, sleep } from '../helpers/api';
+import { databaseUrl } from '../helpers/pg';
+import { RunningApp, TestContext } from '../helpers/test-context';
+import { adminHeaders, studentHeaders } from '../helpers/tokens';
+
+/** What Redis holds about a lecture is PostgreSQL's, whole, whatever order writers arrive in. */
+describe('Lecture facts in Redis', () => {
+  let ctx: TestContext;
+  let a: RunningApp;
+  let b: RunningApp;
+  const far = { admission: { mode: 'cron' as const, intervalMs: 60_000 } };
+
+  beforeAll(async () => {
+    ctx = await TestContext.create();
+    a = await ctx.startApp(far);
+    b = await ctx.startApp(far);
+  });
+  afterAll(() => ctx.close());
+  afterEach(() => jest.restoreAllMocks());
+
+  const admitAll = (id: number) => a.app.get(AdmissionService).admit(id, 'event');
+  const lockWaiters = async () =>
+    (
+      await ctx.sql(
+        `SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`,
+        [ctx.dbName],
+      )
+    ).length;
+  /** Connections a's PostgreSQL pool hands out while `work` runs: one per query or transaction. */
+  async function pgRoundTrips(work: () => Promise<unknown>): Promise<number> {
+    const pool = (a.app.get(DataSource).driver as unknown as { master: Pool }).master;
+    const spy = jest.spyOn(pool, 'connect');
+    await work();
+    const n = spy.mock.calls.length;
+    spy.mockRestore();
+    return n;
+  }
+
+  it('an edit committed just before an enroll batch takes effect, even when its Redis write arrives last', async () => {
+    const { id } = await createLecture(a.url, { capacity: 10, admission: { maxActiveTickets: 5 } });
+    await join(a.url, id, 'e');
+    await admitAll(id);
+    // The hook: the edit's Redis write is held back, so the enroll's (newer) one lands first.
+    const facts = a.app.get(LectureFactsService);
+    const publish = facts.publish.bind(facts);
+    jest.spyOn(facts, 'publish').mockImplementation(async (f) => {
+      await sleep(500);
+      return publish(f);
+    });
+    // Its own connection: pg_stat_activity is read once per transaction, so the probe below
+    // must not run inside the locker's.
+    const locker = new Client({ connectionString: databaseUrl(ctx.dbName) });
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('SELECT 1 FROM lecture WHERE id = $1 FOR UPDATE', [id]);
+    const closesAt = new Date(Date.now() + 3_600_000).toISOString();
+    const edit = request(a.url)
+      .patch(`/lectures/${id}`)
+      .set(adminHeaders())
+      .send({ closesAt, admission: { maxActiveTickets: 2 } })
+      .then((r) => r);
+    await eventually(async () => (await lockWaiters()) === 1, 3000, 20);
+    const enrolled = enroll(a.url, id, 'e').then((r) => r);
+    await eventually(async () => (await lockWaiters()) === 2, 3000, 20);
+    await locker.query('COMMIT');
+    await locker.end();
+    expect((await edit).status).toBe(200);
+    expect((await enrolled).status).toBe(201);
+    expect(await ctx.redis.hgetall(lectureKeys(id).facts)).toMatchObject({
+      v: '3', // created 1, edited 2, enrolled 3
+      seatsLeft: '9',
+      maxActive: '2',
+      closesAt: String(Date.parse(closesAt)),
+    });
+  });
+
+  it('a rebuild racing with a cancel never shows the cancelled student ENROLLED', async () => {
+    const { id } = await createLecture(a.url, { capacity: 3 });
+    await join(a.url, id, 'c');
+    await admitAll(id);
+    expect((await enroll(a.url, id, 'c')).status).toBe(201);
+    await ctx.redis.del(lectureKeys(id).facts, lectureKeys(id).enrolled); // Redis lost its data
+    // The hook: between a's snapshot (c holds a seat) and its write, c cancels through b.
+    const store = a.app.get(LectureFactsStore);
+    const rebuild = store.rebuild.bind(store);
+    let raced = false;
+    jest.spyOn(store, 'rebuild').mockImplementation(async (f, holders) => {
+      if (!raced) {
+        raced = true;
+        const res = await request(b.url).delete(`/lectures/${id}/enroll`).set(studentHeaders('c'));
+        expect(res.status).toBe(204);
+      }
+      return rebuild(f, holders);
+    });
+    expect((await queueStatus(a.url, id, 'c')).body.status).toBe('NOT_QUEUED');
+    expect(raced).toBe(true);
+    expect(await ctx.redis.sismember(lectureKeys(id).enrolled, 'c')).toBe(0);
+    expect(await ctx.redis.hget(lectureKeys(id).facts, 'seatsLeft')).toBe('3');
+  });
+
+  it('after Redis loses a lecture, 100 concurrent readers cause one rebuild', async () => {
+    const { id } = await createLecture(a.url, { capacity: 3 });
+    await ctx.redis.del(lectureKeys(id).facts);
+    const snapshots = jest.spyOn(a.app.get(LectureSnapshots), 'withHolders');
+    const replies = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => queueStatus(a.url, id, `r${i}`)),
+    );
+    expect(replies.every((r) => r.status === 200)).toBe(true);
+    expect(snapshots).toHaveBeenCalledTimes(1);
+  });
+
+  it('made-up lecture ids cost PostgreSQL next to nothing, however many', async () => {
+    const { id } = await createLecture(a.url);
+    const trips = await pgRoundTrips(async () => {
+      for (let i = 0; i < 20; i++) {
+        const replies = await Promise.all(
+          Array.from({ length: 100 }, (_, j) =>
+            queueStatus(a.url, id + 1 + Math.floor(Math.random() * 1e9), `m${i}-${j}`),
+          ),
+        );
+        expect(replies.every((r) => r.body.code === 'LECTURE_NOT_FOUND')).toBe(true);
+      }
+    });
+    // 2,000 unknown ids: at most one max(id) query per 200 ms, no lecture lookup at all.
+    expect(trips).toBeLessThan(30);
+  });
+
+  it('the facts cache is bounded', () => {
+    const cache = (a.app.get(LectureFactsService) as unknown as { cache: { max: number } }).cache;
+    expect(cache.max).toBeLessThanOrEqual(10_000);
+  });
+});
