@@ -13,7 +13,8 @@ export function setupOpenApi(app: INestApplication): void {
       'Students join a per-lecture waiting queue, are admitted with a personal ticket, and enroll. ' +
         'Every error is `{ statusCode, code, message }`; the codes each route answers are listed with it. ' +
         'Queue and enroll routes are rate-limited per student (429 RATE_LIMITED with Retry-After). ' +
-        'Where the contract is silent: an unknown route is 404 NOT_FOUND, and a body that is not JSON is 400 VALIDATION_FAILED.',
+        'Where the contract is silent: an unknown route is 404 NOT_FOUND, a body that is not JSON is 400 VALIDATION_FAILED, ' +
+        'and once a lecture has closed GET /lectures/{id}/queue answers 409 CLOSED to a student without a seat.',
     )
     .setVersion('1')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })

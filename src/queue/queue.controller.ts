@@ -29,7 +29,8 @@ export class QueueController {
     return status;
   }
 
-  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'RATE_LIMITED')
+  /** Once the window has closed: 409 CLOSED, unless the student holds a seat (ENROLLED). */
+  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'CLOSED', 'RATE_LIMITED')
   @Get('queue')
   @UseGuards(RateLimitGuard)
   @Roles('student')
