@@ -19,9 +19,10 @@
           or 'event' (a slot may have freed: fill spare room now)
   ARGV[2] the cron interval in ms
 
-  Output: { admitted, waiting, expired, lapsed, idle }
+  Output: { admitted, waiting, expired, lapsed, idle, { student... } }
     expired  tickets this call found past their expiry
     lapsed   in-flight holds past their deadline (the caller recovers them)
+    students the students granted a ticket by this call
     idle     1 when nothing is left to watch: no queue, ticket or hold; a closed window
              clears the queue and its tickets first (their students see CLOSED)
   Errors: { -1 } when the facts are missing or incomplete (the caller rebuilds them)
@@ -39,12 +40,13 @@ local expired = rcall('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if expired > 0 then rcall('HINCRBY', KEYS[5], 'expired', expired) end
 local lapsed = rcall('ZCOUNT', KEYS[3], '-inf', now)
 
-local function answer(admitted)
+local granted = {}
+local function answer()
   local waiting = rcall('ZCARD', KEYS[1])
   local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
   local idle = 0
   if waiting == 0 and held == 0 then idle = 1 end
-  return { admitted, waiting, expired, lapsed, idle }
+  return { #granted, waiting, expired, lapsed, idle, granted }
 end
 
 local closesAt = tonumber(f[6])
@@ -53,15 +55,15 @@ if closesAt and now >= closesAt then
   -- whose enrolls are still being answered).
   for _, student in ipairs(rcall('ZRANGE', KEYS[2], 0, -1)) do rcall('DEL', KEYS[6] .. student) end
   rcall('DEL', KEYS[1], KEYS[2], KEYS[8])
-  return answer(0)
+  return answer()
 end
 
 if ARGV[1] == 'tick' then
   local slot = math.floor(now / tonumber(ARGV[2]))
-  if tonumber(rcall('HGET', KEYS[5], 'tickSlot') or '-1') == slot then return answer(0) end
+  if tonumber(rcall('HGET', KEYS[5], 'tickSlot') or '-1') == slot then return answer() end
   rcall('HSET', KEYS[5], 'tickSlot', slot)
 end
-if now < tonumber(f[5]) then return answer(0) end
+if now < tonumber(f[5]) then return answer() end
 
 local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
 local room = math.min(batch, maxActive - held, seatsLeft - held)
@@ -75,6 +77,7 @@ while admitted < room do
       rcall('SET', KEYS[6] .. student, now + ttlMs, 'PX', ttlMs)
       rcall('ZADD', KEYS[2], now + ttlMs, student)
       admitted = admitted + 1
+      granted[admitted] = student
     end
   end
 end
@@ -84,4 +87,4 @@ if admitted > 0 then
   rcall('ZADD', KEYS[8], now, total)
   rcall('ZREMRANGEBYSCORE', KEYS[8], '-inf', now - 60000)
 end
-return answer(admitted)
+return answer()

@@ -15,7 +15,7 @@
   ARGV[1] student id
   ARGV[2] '1' to join when not already present, '0' to only read
 
-  Output: { state, detail, waiting, seatsLeft, created, rate, room }
+  Output: { state, detail, waiting, seatsLeft, created, rate, room, seq }
     state 'ENROLLED' | 'ADMITTED' (detail: the ticket's expiry in ms since the epoch, as granted;
           0 while its enroll is in flight) | 'WAITING' (detail: 1-based position)
           | 'NOT_QUEUED' | 'FULL' (join refused: no seat left)
@@ -23,6 +23,7 @@
             then reads again; until then the student is neither admitted nor free to rejoin)
     rate  for WAITING only: students admitted per second over the last minute, as a string
           ('' when too few admissions were seen to tell)
+    seq   for WAITING only: the student's join sequence number (0 otherwise)
     room  1 when this join found spare room (fewer tickets held, unconsumed or in an enroll,
           than maxActive and than the seats left), so admitting now would admit someone
   Errors: { -1 } when the lecture's facts are missing or incomplete (the caller rebuilds them)
@@ -45,9 +46,12 @@ local function observedRate()
 end
 
 local function answer(state, detail, created, room)
-  local rate = ''
-  if state == 'WAITING' then rate = observedRate() end
-  return { state, detail, rcall('ZCARD', KEYS[1]), seatsLeft, created, rate, room or 0 }
+  local rate, seq = '', 0
+  if state == 'WAITING' then
+    rate = observedRate()
+    seq = tonumber(rcall('ZSCORE', KEYS[1], student))
+  end
+  return { state, detail, rcall('ZCARD', KEYS[1]), seatsLeft, created, rate, room or 0, seq }
 end
 
 if rcall('SISMEMBER', KEYS[5], student) == 1 then return answer('ENROLLED', 0, 0) end

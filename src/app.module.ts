@@ -7,6 +7,7 @@ import { EnrollModule } from './enroll/enroll.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { LecturesModule } from './lectures/lectures.module';
+import { LiveModule } from './live/live.module';
 import { QueueModule } from './queue/queue.module';
 import { RedisModule } from './redis/redis.module';
 
@@ -26,6 +27,7 @@ export class AppModule {
         LecturesModule,
         QueueModule,
         EnrollModule,
+        LiveModule,
       ],
     };
   }

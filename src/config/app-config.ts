@@ -25,6 +25,8 @@ export interface AppConfig {
    */
   enrollHoldMs: number;
   rateLimitPerSecond: number;
+  /** Live queue streams one instance holds at most; beyond, opening one answers 503. */
+  maxStreams: number;
   logLevel: string;
   /** Human-readable logs (pino-pretty) instead of JSON lines; for development only. */
   logPretty: boolean;

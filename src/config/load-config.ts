@@ -46,6 +46,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     },
     enrollHoldMs: (e.ENROLL_HOLD_SECONDS ?? 30) * 1000,
     rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND ?? 20,
+    maxStreams: e.MAX_STREAMS ?? 20_000,
     logLevel: e.LOG_LEVEL ?? 'info',
     logPretty: e.LOG_PRETTY ?? false,
   };

@@ -59,6 +59,9 @@ export class EnrollService {
     } catch (err) {
       this.metrics.enrollOutcome(lectureId, err instanceof AppError ? err.code : 'ERROR');
       throw err;
+    } finally {
+      // Whatever happened, the student's live streams re-read their status.
+      void this.channel.studentsChanged(lectureId, [studentId]);
     }
   }
 
@@ -123,6 +126,7 @@ export class EnrollService {
     if (outcome.kind === 'NOT_ENROLLED')
       throw new AppError('NOT_ENROLLED', 'you hold no seat in this lecture');
     await this.record(outcome.lecture, studentId, 'cancelled');
+    await this.channel.studentsChanged(lectureId, [studentId]);
   }
 
   async enrollmentsOf(studentId: string): Promise<MyEnrollments> {

@@ -4,15 +4,25 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { STARTUP_WAIT_MS, readyWithin } from '../redis/ready';
 import { InjectRedis } from '../redis/redis.token';
 
-type Listener = (lectureId: number) => void;
+/** What one instance hears on the channel; every kind names the lecture it is about. */
+export type ChannelEvent =
+  /** a slot may have freed: admit (event modes only) */
+  | { kind: 'slot'; lectureId: number }
+  /** these students' queue status changed: live streams re-read it */
+  | { kind: 'students'; lectureId: number; students: string[] }
+  /** a student opened a live stream: older streams of theirs for this lecture end */
+  | { kind: 'stream'; lectureId: number; student: string; streamId: string };
+
+type Listener = (event: ChannelEvent) => void;
 
 /**
- * The events that move a queue on before the next cron tick (ADMISSION_MODE pubsub and
- * keyspace): "a slot may have freed in lecture N", published on one channel that every
- * instance subscribes to, and in keyspace mode also Redis's own ticket-expiry events.
- * Events can be lost (Pub/Sub only reaches connected subscribers) or repeated (N instances,
- * reconnects); the admission script recomputes everything, so both are harmless, and the cron
- * remains the safety net.
+ * The one Pub/Sub channel every instance subscribes to (one subscriber connection each): the
+ * events that move a queue on before the next cron tick (ADMISSION_MODE pubsub and keyspace:
+ * "a slot may have freed in lecture N", and in keyspace mode Redis's own ticket-expiry events),
+ * and the news live streams need from whichever instance caused it. Messages are
+ * `<lecture>` (a slot), `<lecture> s <student>...` or `<lecture> o <student> <streamId>`.
+ * Events can be lost (Pub/Sub only reaches connected subscribers) or repeated; the admission
+ * script recomputes everything, streams re-read what they show, and the cron is the safety net.
  */
 @Injectable()
 export class AdmissionChannel implements OnApplicationShutdown {
@@ -20,6 +30,7 @@ export class AdmissionChannel implements OnApplicationShutdown {
   private subscriber?: Redis;
   private readonly channel: string;
   private readonly ticketKey: RegExp;
+  private readonly listeners: Listener[] = [];
 
   constructor(
     @InjectRedis() private readonly redis: Redis,
@@ -31,23 +42,52 @@ export class AdmissionChannel implements OnApplicationShutdown {
     this.ticketKey = new RegExp(`^${prefix}\\{lecture:(\\d+)\\}:ticket:`);
   }
 
+  /** Whether events admit (pubsub, keyspace) or only the cron does. */
   get enabled(): boolean {
     return this.config.admission.mode !== 'cron';
   }
 
   /** Tells every instance a slot may have freed in this lecture. Never throws. */
   async slotFreed(lectureId: number): Promise<void> {
-    if (!this.enabled) return;
-    await this.redis.publish(this.channel, String(lectureId)).catch((err: Error) => {
-      this.logger.warn(
-        `could not publish an admission event (the cron will catch up): ${err.message}`,
-      );
+    if (this.enabled) await this.publish(String(lectureId));
+  }
+
+  /** Tells every instance these students' status changed. Never throws. */
+  async studentsChanged(lectureId: number, students: string[]): Promise<void> {
+    if (students.length > 0) await this.publish(`${lectureId} s ${students.join(' ')}`);
+  }
+
+  /** Tells every instance this student opened a live stream. Never throws. */
+  async streamOpened(lectureId: number, student: string, streamId: string): Promise<void> {
+    await this.publish(`${lectureId} o ${student} ${streamId}`);
+  }
+
+  onEvent(listener: Listener): void {
+    this.listeners.push(listener);
+  }
+
+  private async publish(message: string): Promise<void> {
+    await this.redis.publish(this.channel, message).catch((err: Error) => {
+      this.logger.warn(`could not publish an event (the cron catches up): ${err.message}`);
     });
   }
 
+  private emit(event: ChannelEvent): void {
+    for (const l of this.listeners) l(event);
+  }
+
+  private parse(message: string): ChannelEvent | undefined {
+    const [id, kind, ...rest] = message.split(' ');
+    const lectureId = Number(id);
+    if (!Number.isSafeInteger(lectureId)) return undefined;
+    if (kind === undefined) return { kind: 'slot', lectureId };
+    if (kind === 's') return { kind: 'students', lectureId, students: rest };
+    if (kind === 'o') return { kind: 'stream', lectureId, student: rest[0], streamId: rest[1] };
+    return undefined;
+  }
+
   /** Starts the one subscriber connection of this instance (ioredis resubscribes on reconnect). */
-  async listen(onSlotFreed: Listener): Promise<void> {
-    if (!this.enabled) return;
+  async listen(): Promise<void> {
     const sub = this.redis.duplicate({
       keyPrefix: '',
       enableAutoPipelining: false,
@@ -57,9 +97,13 @@ export class AdmissionChannel implements OnApplicationShutdown {
     this.subscriber = sub;
     sub.on('error', () => undefined); // reconnects on its own; the command connection reports outages
     sub.on('message', (channel: string, message: string) => {
-      if (channel === this.channel) return onSlotFreed(Number(message));
+      if (channel === this.channel) {
+        const event = this.parse(message);
+        if (event) this.emit(event);
+        return;
+      }
       const m = this.ticketKey.exec(message); // keyspace: the expired key's name
-      if (m) onSlotFreed(Number(m[1]));
+      if (m) this.emit({ kind: 'slot', lectureId: Number(m[1]) });
     });
     const channels = [this.channel];
     if (this.config.admission.mode === 'keyspace' && (await this.enableExpiryEvents())) {
@@ -76,7 +120,7 @@ export class AdmissionChannel implements OnApplicationShutdown {
           `admission events unavailable for now (${err.message}); the cron admits meanwhile`,
         );
       });
-    if (sub.status === 'ready' || (await readyWithin(sub, STARTUP_WAIT_MS))) await subscribe();
+    if (await readyWithin(sub, STARTUP_WAIT_MS)) await subscribe();
     else sub.once('ready', () => void subscribe());
   }
 

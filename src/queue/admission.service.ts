@@ -55,7 +55,10 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   async onApplicationBootstrap(): Promise<void> {
     const timer = setInterval(() => void this.tick(), this.config.admission.intervalMs);
     this.scheduler.addInterval(CRON_NAME, timer);
-    await this.channel.listen((lectureId) => this.admitSoon(lectureId));
+    this.channel.onEvent((e) => {
+      if (e.kind === 'slot' && this.channel.enabled) this.admitSoon(e.lectureId);
+    });
+    await this.channel.listen();
   }
 
   onApplicationShutdown(): void {
@@ -126,6 +129,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     }
     if (!result) return 0;
     this.metrics.ticketEvent(lectureId, 'granted', result.admitted);
+    await this.channel.studentsChanged(lectureId, result.students);
     this.metrics.ticketEvent(lectureId, 'expired', result.expired);
     if (result.lapsed > 0) await this.recovery.recover(lectureId);
     if (result.idle) await this.queue.unwatchIfIdle(lectureId);

@@ -55,6 +55,7 @@ export class HoldRecovery {
       `lecture ${lectureId}: recovered ${lapsed.length} lapsed enroll holds ` +
         `(${holders.length} committed, ${regranted} tickets granted again)`,
     );
+    await this.channel.studentsChanged(lectureId, lapsed);
     await this.channel.slotFreed(lectureId);
   }
 }

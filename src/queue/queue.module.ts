@@ -20,6 +20,6 @@ import { TicketStore } from './ticket.store';
     AdmissionChannel,
     HoldRecovery,
   ],
-  exports: [QueueStore, TicketStore, AdmissionService, AdmissionChannel],
+  exports: [QueueService, QueueStore, TicketStore, AdmissionService, AdmissionChannel],
 })
 export class QueueModule {}

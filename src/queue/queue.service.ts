@@ -8,7 +8,7 @@ import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from './admission-channel';
 import { AdmissionService } from './admission.service';
 import { HoldRecovery } from './hold-recovery.service';
-import { Place, QueueStore } from './queue.store';
+import { Place, QueueShape, QueueStore } from './queue.store';
 import { QueueStatusView, toQueueStatusView } from './queue-status.view';
 
 export class LectureStats {
@@ -48,6 +48,7 @@ export class QueueService {
     let place = await this.placeOf(lectureId, studentId, true);
     if (place.state === 'FULL') throw new AppError('FULL', 'no seat is left');
     if (place.created) {
+      await this.channel.studentsChanged(lectureId, [studentId]);
       // Every join lists the lecture for the cron (idempotent); if this fails, the student is
       // in the queue all the same and the cron's sweep lists the lecture again.
       await this.store.watch(lectureId).catch((err: Error) => {
@@ -66,16 +67,46 @@ export class QueueService {
 
   /** The student's status; once the window has closed, CLOSED for anyone without a seat. */
   async status(lectureId: number, studentId: string): Promise<QueueStatusView> {
+    return (await this.statusAndSeq(lectureId, studentId)).status;
+  }
+
+  /** The status, and while WAITING the join sequence number live positions are computed from. */
+  async statusAndSeq(
+    lectureId: number,
+    studentId: string,
+  ): Promise<{ status: QueueStatusView; seq: number | null }> {
     const facts = await this.facts.get(lectureId);
     const place = await this.placeOf(lectureId, studentId, false);
     if (place.state !== 'ENROLLED' && isClosed(facts)) throw closed();
+    return { status: this.view(lectureId, place, facts), seq: place.seq };
+  }
+
+  /** A WAITING status from a position computed from the queue's shape (live streams). */
+  async waitingView(
+    lectureId: number,
+    position: number,
+    shape: QueueShape,
+  ): Promise<QueueStatusView> {
+    const facts = await this.facts.get(lectureId);
+    const place: Place = {
+      state: 'WAITING',
+      position,
+      ticketExpiresAt: null,
+      waiting: shape.waiting,
+      seatsLeft: facts.seatsLeft,
+      created: false,
+      observedRate: shape.observedRate,
+      roomToAdmit: false,
+      seq: null,
+    };
     return this.view(lectureId, place, facts);
   }
 
   /** Gives up the place or the unused ticket; the slot goes to the next student. */
   async leave(lectureId: number, studentId: string): Promise<void> {
     await this.facts.get(lectureId); // LECTURE_NOT_FOUND before anything else
-    const { gaveBack } = await this.store.leave(lectureId, studentId);
+    const { left, gaveBack } = await this.store.leave(lectureId, studentId);
+    if (left || gaveBack) await this.channel.studentsChanged(lectureId, [studentId]);
     if (gaveBack) {
       this.metrics.ticketEvent(lectureId, 'given_back');
       await this.channel.slotFreed(lectureId);

@@ -19,6 +19,21 @@ export interface Place {
   observedRate: number | null;
   /** A new join that found fewer tickets held than the limits allow: admitting now admits. */
   roomToAdmit: boolean;
+  /** WAITING: the join sequence number (the queue's score), for live positions */
+  seq: number | null;
+}
+
+export interface QueueShape {
+  head: number | null;
+  waiting: number;
+  observedRate: number | null;
+  gone: number[];
+}
+
+/** A waiting student's position from the queue's shape (positions-3.lua); null: not waiting. */
+export function positionIn(shape: QueueShape, seq: number): number | null {
+  if (shape.head === null || seq < shape.head || shape.gone.includes(seq)) return null;
+  return seq - shape.head + 1 - shape.gone.filter((g) => g >= shape.head! && g < seq).length;
 }
 
 /** The waiting line and the cron's list of lectures to watch; one typed method per script. */
@@ -34,7 +49,7 @@ export class QueueStore {
       studentId, join ? '1' : '0',
     ); // prettier-ignore
     if (isScriptError(reply)) return null; // ScriptError.Missing
-    const [state, detail, waiting, seatsLeft, created, rate, room] = reply;
+    const [state, detail, waiting, seatsLeft, created, rate, room, seq] = reply;
     return {
       state: state as PlaceState,
       position: state === 'WAITING' ? detail : null,
@@ -44,6 +59,23 @@ export class QueueStore {
       created: created === 1,
       observedRate: rate === '' ? null : Number(rate),
       roomToAdmit: room === 1,
+      seq: state === 'WAITING' ? seq : null,
+    };
+  }
+
+  /**
+   * What every live stream of a lecture needs for positions, in one call: the head's join
+   * sequence number (null: the queue is empty), the queue length, the observed admission rate,
+   * and the sequence numbers that left from behind the head.
+   */
+  async positions(lectureId: number): Promise<QueueShape> {
+    const k = lectureKeys(lectureId);
+    const [head, waiting, rate, ...gone] = await this.redis.positions(k.queue, k.gone, k.admitLog);
+    return {
+      head: head > 0 ? head : null,
+      waiting,
+      observedRate: rate === '' ? null : Number(rate),
+      gone,
     };
   }
 
@@ -51,7 +83,7 @@ export class QueueStore {
   async leave(lectureId: number, studentId: string): Promise<{ left: boolean; gaveBack: boolean }> {
     const k = lectureKeys(lectureId);
     const [left, gaveBack] = await this.redis.leave(
-      k.queue, k.ticket(studentId), k.tickets, k.stats, studentId,
+      k.queue, k.ticket(studentId), k.tickets, k.stats, k.gone, studentId,
     ); // prettier-ignore
     return { left: left === 1, gaveBack: gaveBack === 1 };
   }

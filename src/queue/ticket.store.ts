@@ -13,6 +13,8 @@ export interface AdmitResult {
   lapsed: number;
   /** no queue, ticket or hold left: the cron may stop watching the lecture */
   idle: boolean;
+  /** the students granted a ticket */
+  students: string[];
 }
 
 /**
@@ -36,8 +38,8 @@ export class TicketStore {
       mode, intervalMs,
     ); // prettier-ignore
     if (isScriptError(reply)) return null; // ScriptError.Missing
-    const [admitted, waiting, expired, lapsed, idle] = reply;
-    return { admitted, waiting, expired, lapsed, idle: idle === 1 };
+    const [admitted, waiting, expired, lapsed, idle, students] = reply;
+    return { admitted, waiting, expired, lapsed, idle: idle === 1, students };
   }
 
   /** Deletes the ticket (only one caller can win) and holds the seat until `holdMs` from now. */

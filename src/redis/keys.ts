@@ -17,6 +17,8 @@ export function lectureKeys(lectureId: number) {
     queue: `${tag}:queue`,
     /** counter of joins, the queue's scores */
     seq: `${tag}:seq`,
+    /** sorted set: sequence numbers that left the queue other than from its head */
+    gone: `${tag}:gone`,
 
     // --- queue/ticket.store.ts: admission tickets, from grant to consumption
     /** prefix of ticket keys: one string per admitted student, with the ticket's TTL */

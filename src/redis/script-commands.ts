@@ -19,10 +19,12 @@ export function isScriptError<T extends unknown[]>(
   return reply.length === 1;
 }
 
-/** join-8.lua: { state, detail, waiting, seatsLeft, created, rate, room } */
-export type JoinReply = [string, number, number, number, number, string, number];
-/** admit-8.lua: { admitted, waiting, expired, lapsed, idle } */
-export type AdmitReply = [number, number, number, number, number];
+/** join-8.lua: { state, detail, waiting, seatsLeft, created, rate, room, seq } */
+export type JoinReply = [string, number, number, number, number, string, number, number];
+/** admit-8.lua: { admitted, waiting, expired, lapsed, idle, students } */
+export type AdmitReply = [number, number, number, number, number, string[]];
+/** positions-3.lua: { head, waiting, rate, ...gone } */
+export type PositionsReply = [number, number, string, ...number[]];
 type Key = string;
 type Arg = string | number;
 
@@ -36,7 +38,8 @@ declare module 'ioredis' {
     admit(
       ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
     ): Result<AdmitReply | [ScriptError.Missing], Context>;
-    leave(...keysAndArgs: [Key, Key, Key, Key, Arg]): Result<[number, number], Context>;
+    leave(...keysAndArgs: [Key, Key, Key, Key, Key, Arg]): Result<[number, number], Context>;
+    positions(...keysAndArgs: [Key, Key, Key]): Result<PositionsReply, Context>;
     consume(...keysAndArgs: [Key, Key, Key, Key, Arg, Arg]): Result<number, Context>;
     giveBack(...keysAndArgs: [Key, Key, Key, Key, Arg, Arg]): Result<number, Context>;
     regrant(...keysAndArgs: [Key, Key, Key, Arg, Arg]): Result<number, Context>;

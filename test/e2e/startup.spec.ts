@@ -5,6 +5,7 @@ import { adminQuery, databaseUrl, uniqueName } from '../helpers/pg';
 import { deleteRedisPrefix } from '../helpers/redis';
 import { TEST_REDIS_URL } from '../helpers/test-context';
 import { startServer, startedServer } from '../helpers/server-process';
+import { SseClient } from '../helpers/sse';
 import { TEST_JWT_SECRET, tokenFor } from '../helpers/tokens';
 
 async function adminQueryRows(db: string, sql: string, params: unknown[]): Promise<unknown[]> {
@@ -64,6 +65,33 @@ describe('Start-up and shutdown of the compiled server', () => {
       proc.kill('SIGTERM');
       const [code] = await exited;
       expect(code).toBe(0);
+    } finally {
+      proc.kill('SIGKILL');
+    }
+  });
+
+  it('SIGTERM with live streams open: each gets event: reconnect and ends, and the process does not wait for them', async () => {
+    const { proc, url } = await started();
+    try {
+      const created = await fetch(`${url}/lectures`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${tokenFor('boss', 'admin')}`,
+          'Content-Type': 'application/json',
+        },
+        body: JSON.stringify({ title: 'streams', capacity: 5 }),
+      });
+      const { id } = (await created.json()) as { id: number };
+      const streams = await Promise.all(['r1', 'r2', 'r3'].map((s) => SseClient.open(url, id, s)));
+      await Promise.all(streams.map((s) => s.next((e) => e.event === 'status')));
+      const exited = once(proc, 'exit');
+      const sent = Date.now();
+      proc.kill('SIGTERM');
+      await Promise.all(streams.map((s) => s.ended));
+      for (const s of streams) expect(s.events.at(-1)?.event).toBe('reconnect');
+      const [code] = await exited;
+      expect(code).toBe(0);
+      expect(Date.now() - sent).toBeLessThan(5000);
     } finally {
       proc.kill('SIGKILL');
     }

@@ -66,6 +66,7 @@ export class TestContext {
       },
       enrollHoldMs: 30_000,
       rateLimitPerSecond: 0,
+      maxStreams: 20_000,
       logLevel: 'silent',
       logPretty: false,
     };

@@ -1,5 +1,6 @@
 import { lectureKeys } from '../../src/redis/keys';
 import { JoinReply, ScriptError } from '../../src/redis/script-commands';
+import { positionIn } from '../../src/queue/queue.store';
 import { LuaHarness } from '../helpers/lua-harness';
 
 describe('join-8.lua', () => {
@@ -31,16 +32,16 @@ describe('join-8.lua', () => {
 
   it('joins at the back with strictly increasing scores; a repeat join keeps the place', async () => {
     await h.setFacts(id, { seatsLeft: 7 });
-    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 7, 1, '', 1]);
-    expect(await place('b', true)).toEqual(['WAITING', 2, 2, 7, 1, '', 1]);
-    expect(await place('a', true)).toEqual(['WAITING', 1, 2, 7, 0, '', 0]);
+    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 7, 1, '', 1, 1]);
+    expect(await place('b', true)).toEqual(['WAITING', 2, 2, 7, 1, '', 1, 2]);
+    expect(await place('a', true)).toEqual(['WAITING', 1, 2, 7, 0, '', 0, 1]);
     const scores = await h.redis.zrange(k.queue, 0, -1, 'WITHSCORES');
     expect(scores).toEqual(['a', '1', 'b', '2']);
   });
 
   it('only reads when not asked to join', async () => {
     await h.setFacts(id);
-    expect(await place('a', false)).toEqual(['NOT_QUEUED', 0, 0, 100, 0, '', 0]);
+    expect(await place('a', false)).toEqual(['NOT_QUEUED', 0, 0, 100, 0, '', 0, 0]);
     expect(await h.redis.zcard(k.queue)).toBe(0);
   });
 
@@ -49,14 +50,14 @@ describe('join-8.lua', () => {
     await place('a', true);
     await h.setFacts(id, { seatsLeft: 0 }, 2);
     expect((await place('b', true))[0]).toBe('FULL');
-    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 0, 0, '', 0]);
+    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 0, 0, '', 0, 1]);
   });
 
   it('reports ADMITTED with the ticket lifetime, ENROLLED for a seat holder, ADMITTED while an enroll is in flight', async () => {
     await h.setFacts(id);
     const expiresAt = Date.now() + 5000;
     await h.redis.set(k.ticket('t'), expiresAt, 'PX', 5000);
-    expect(await place('t', true)).toEqual(['ADMITTED', expiresAt, 0, 100, 0, '', 0]);
+    expect(await place('t', true)).toEqual(['ADMITTED', expiresAt, 0, 100, 0, '', 0, 0]);
     await h.redis.sadd(k.enrolled, 'e');
     expect((await place('e', true))[0]).toBe('ENROLLED');
     await h.redis.zadd(k.inflight, Date.now() + 1000, 'f');
@@ -86,5 +87,55 @@ describe('join-8.lua', () => {
     // 2 admitted between the two admissions ~200 ms apart: about 10 per second.
     expect(Number(rate)).toBeGreaterThan(3);
     expect(Number(rate)).toBeLessThan(11);
+  });
+});
+
+describe('leave-5 and positions-3: live positions from sequence numbers', () => {
+  let h: LuaHarness;
+  let id = 300;
+  let k: ReturnType<typeof lectureKeys>;
+  const leave = (s: string) => h.redis.leave(k.queue, k.ticket(s), k.tickets, k.stats, k.gone, s);
+  const shape = async () => {
+    const [head, waiting, rate, ...gone] = await h.redis.positions(k.queue, k.gone, k.admitLog);
+    return {
+      head: head > 0 ? head : null,
+      waiting,
+      observedRate: rate === '' ? null : Number(rate),
+      gone,
+    };
+  };
+
+  beforeAll(async () => (h = await LuaHarness.create()));
+  afterAll(() => h.close());
+  beforeEach(async () => {
+    id += 1;
+    k = lectureKeys(id);
+    await h.setFacts(id, { batchSize: 2 });
+  });
+
+  it('computes every position ZRANK would give, after admissions and leaves anywhere', async () => {
+    const students = Array.from({ length: 12 }, (_, i) => `q${i + 1}`);
+    await h.joinAll(id, students);
+    await h.admit(id); // q1, q2
+    for (const s of ['q4', 'q7', 'q8', 'q12']) await leave(s);
+    await h.admit(id); // q3, q5
+    const now = await shape();
+    expect(now.head).toBe(6);
+    for (const s of students) {
+      const rank = await h.redis.zrank(k.queue, s);
+      const seq = Number(s.slice(1));
+      expect([s, positionIn(now, seq)]).toEqual([s, rank === null ? null : rank + 1]);
+    }
+  });
+
+  it('keeps the gone set no larger than the numbers behind the head, and empty with the queue', async () => {
+    await h.joinAll(id, ['a', 'b', 'c']);
+    await leave('b');
+    expect(await h.redis.zcard(k.gone)).toBe(1);
+    await h.admit(id); // a, c
+    await h.joinAll(id, ['d']);
+    await leave('d');
+    expect(await h.redis.exists(k.gone)).toBe(0);
+    expect((await shape()).head).toBeNull();
   });
 });

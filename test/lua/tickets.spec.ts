@@ -1,7 +1,7 @@
 import { lectureKeys } from '../../src/redis/keys';
 import { LuaHarness } from '../helpers/lua-harness';
 
-describe('leave-4, consume-4, give-back-4, regrant-3', () => {
+describe('leave-5, consume-4, give-back-4, regrant-3', () => {
   let h: LuaHarness;
   let id = 200;
   let k: ReturnType<typeof lectureKeys>;
@@ -9,7 +9,7 @@ describe('leave-4, consume-4, give-back-4, regrant-3', () => {
     h.redis.consume(k.ticket(s), k.tickets, k.inflight, k.stats, s, 30_000);
   const giveBack = (s: string, ms: number) =>
     h.redis.giveBack(k.ticket(s), k.tickets, k.inflight, k.stats, s, ms);
-  const leave = (s: string) => h.redis.leave(k.queue, k.ticket(s), k.tickets, k.stats, s);
+  const leave = (s: string) => h.redis.leave(k.queue, k.ticket(s), k.tickets, k.stats, k.gone, s);
 
   beforeAll(async () => (h = await LuaHarness.create()));
   afterAll(() => h.close());

@@ -1,0 +1,46 @@
+import { Controller, Get, Param, Res, UseGuards } from '@nestjs/common';
+import { ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { AuthUser, CurrentUser } from '../auth/current-user.decorator';
+import { Roles } from '../auth/roles.decorator';
+import { ParseIdPipe } from '../common/parse-id.pipe';
+import { ApiErrors } from '../docs/api-errors.decorator';
+import { MetricsService } from '../metrics/metrics.service';
+import { RateLimitGuard } from '../ratelimit/rate-limit.guard';
+import { QueueStreams } from './queue-streams.service';
+
+const ROUTE = '/lectures/:id/queue/events';
+
+@ApiTags('queue')
+@Controller('lectures/:id')
+export class LiveController {
+  constructor(
+    private readonly streams: QueueStreams,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  /**
+   * Server-Sent Events: `event: status` with the student's QueueStatus at once, then whenever
+   * it changes; `: keep-alive` comments; `event: error` (CLOSED) when the lecture closes;
+   * `event: reconnect` when this instance shuts down. Ends after ENROLLED, after WAITING with
+   * seatsLeft 0, and when the same student opens a newer stream for the lecture. Opening counts
+   * as one request for the rate limit; 503 UNAVAILABLE with Retry-After when this instance
+   * holds MAX_STREAMS.
+   */
+  @ApiProduces('text/event-stream')
+  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'CLOSED', 'RATE_LIMITED')
+  @Get('queue/events')
+  @UseGuards(RateLimitGuard)
+  @Roles('student')
+  async queueEvents(
+    @Param('id', ParseIdPipe) id: number,
+    @CurrentUser() user: AuthUser,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const stream = await this.streams.open(id, user.id, reply.raw, () => reply.hijack());
+    // A hijacked reply skips Fastify's onResponse hook: count it when the stream ends.
+    stream.sse.onClose(() => {
+      this.metrics.request('GET', ROUTE, 200, (Date.now() - stream.openedAt) / 1000);
+    });
+  }
+}

@@ -1,0 +1,200 @@
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+} from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { AppError } from '../common/error-codes';
+import { LectureFactsService } from '../lectures/lecture-facts.service';
+import { AdmissionChannel, ChannelEvent } from '../queue/admission-channel';
+import type { QueueStatusView } from '../queue/queue-status.view';
+import { QueueService } from '../queue/queue.service';
+import { QueueStore, positionIn } from '../queue/queue.store';
+import { QueueStream } from './queue-stream';
+import { SseStream } from './sse-stream';
+
+/** Positions are recomputed this often (API.md: a changed position at most once a second). */
+const TICK_MS = 1000;
+/** API.md: a keep-alive comment at least every 15 s; sent after this much silence. */
+const KEEP_ALIVE_MS = 14_000;
+/** Retry-After when this instance holds MAX_STREAMS. */
+const FULL_RETRY_AFTER_S = 5;
+
+/**
+ * Every live queue stream of this instance. A status reaches a stream when it changes:
+ * admissions, enrolls, leaves and joins are announced on the admission channel by whichever
+ * instance caused them (one subscription per instance, not per stream), and each stream
+ * re-reads only its own student's status then. Positions of waiting students come from ONE
+ * Redis call per lecture per second (positions-3.lua), never one per stream.
+ */
+@Injectable()
+export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(QueueStreams.name);
+  private readonly lectures = new Map<number, Map<string, QueueStream>>();
+  private count = 0;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly queue: QueueService,
+    private readonly store: QueueStore,
+    private readonly facts: LectureFactsService,
+    private readonly channel: AdmissionChannel,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.channel.onEvent((e) => this.onChannel(e));
+    this.timer = setInterval(() => void this.tick(), TICK_MS);
+    this.timer.unref();
+  }
+
+  /** SIGTERM: every stream is told to reconnect (to another instance) and ended at once. */
+  beforeApplicationShutdown(): void {
+    clearInterval(this.timer);
+    for (const s of this.all()) {
+      s.sse.send('reconnect', { reason: 'the server is shutting down' });
+      this.remove(s);
+    }
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  /**
+   * Opens a stream: errors (LECTURE_NOT_FOUND, CLOSED, UNAVAILABLE when full) are thrown before
+   * anything is written, so they are ordinary JSON errors; then the first status at once.
+   */
+  async open(lectureId: number, studentId: string, raw: ServerResponse, hijack: () => void) {
+    if (this.count >= this.config.maxStreams) {
+      throw new AppError(
+        'UNAVAILABLE',
+        'this instance holds as many live streams as it may; retry',
+        {
+          'Retry-After': String(FULL_RETRY_AFTER_S),
+        },
+      );
+    }
+    const first = await this.queue.statusAndSeq(lectureId, studentId);
+    hijack();
+    const stream = new QueueStream(randomUUID(), lectureId, studentId, new SseStream(raw));
+    this.add(stream);
+    stream.sse.onClose(() => this.remove(stream));
+    this.show(stream, first.status, first.seq);
+    await this.channel.streamOpened(lectureId, studentId, stream.id);
+    return stream;
+  }
+
+  private onChannel(e: ChannelEvent): void {
+    const streams = this.lectures.get(e.lectureId);
+    if (!streams) return;
+    if (e.kind === 'students') {
+      for (const student of e.students) {
+        const s = streams.get(student);
+        if (s) void this.refresh(s);
+      }
+    } else if (e.kind === 'stream') {
+      const s = streams.get(e.student);
+      if (s && s.id !== e.streamId) this.remove(s); // the newest stream wins
+    }
+  }
+
+  /** Re-reads one student's status (coalesced: a burst of news causes at most two reads). */
+  private async refresh(s: QueueStream): Promise<void> {
+    if (s.refreshing) {
+      s.refreshing = 'again';
+      return;
+    }
+    s.refreshing = 'running';
+    try {
+      do {
+        s.refreshing = 'running';
+        const { status, seq } = await this.queue.statusAndSeq(s.lectureId, s.studentId);
+        this.show(s, status, seq);
+      } while ((s.refreshing as QueueStream['refreshing']) === 'again' && s.sse.open);
+    } catch (err) {
+      this.failed(s, err);
+    } finally {
+      s.refreshing = false;
+    }
+  }
+
+  private show(s: QueueStream, status: QueueStatusView, seq: number | null): void {
+    s.seq = seq;
+    s.show(status);
+    clearTimeout(s.expiryTimer);
+    if (status.status === 'ADMITTED' && status.ticketExpiresAt) {
+      const ms = Date.parse(status.ticketExpiresAt) - Date.now() + 20;
+      s.expiryTimer = setTimeout(() => void this.refresh(s), Math.max(ms, 0));
+    }
+    if (s.finished) this.remove(s);
+  }
+
+  /** A read failed: CLOSED ends the stream with that error; anything else is retried next tick. */
+  private failed(s: QueueStream, err: unknown): void {
+    if (err instanceof AppError && (err.code === 'CLOSED' || err.code === 'LECTURE_NOT_FOUND')) {
+      s.sse.send('error', err.body);
+      this.remove(s);
+      return;
+    }
+    this.logger.warn(`live stream of lecture ${s.lectureId}: ${(err as Error).message}`);
+  }
+
+  /** Once a second: positions of waiting students (one Redis call per lecture), keep-alives. */
+  private async tick(): Promise<void> {
+    const now = Date.now();
+    await Promise.all(
+      [...this.lectures].map(async ([lectureId, streams]) => {
+        try {
+          const facts = await this.facts.get(lectureId);
+          if (facts.closesAt !== null && now >= facts.closesAt) {
+            for (const s of streams.values()) void this.refresh(s); // they see CLOSED and end
+            return;
+          }
+          const waiting = [...streams.values()].filter((s) => s.seq !== null);
+          if (waiting.length > 0) await this.updatePositions(lectureId, waiting);
+        } catch (err) {
+          this.logger.warn(`live positions of lecture ${lectureId}: ${(err as Error).message}`);
+        }
+      }),
+    );
+    for (const s of this.all())
+      if (now - s.sse.lastWriteAt >= KEEP_ALIVE_MS) s.sse.comment('keep-alive');
+  }
+
+  private async updatePositions(lectureId: number, waiting: QueueStream[]): Promise<void> {
+    const shape = await this.store.positions(lectureId);
+    for (const s of waiting) {
+      const position = positionIn(shape, s.seq!);
+      // Not in the queue any more (admitted, left): its own status says what it is now.
+      if (position === null) void this.refresh(s);
+      else this.show(s, await this.queue.waitingView(lectureId, position, shape), s.seq);
+    }
+  }
+
+  private add(s: QueueStream): void {
+    let streams = this.lectures.get(s.lectureId);
+    if (!streams) this.lectures.set(s.lectureId, (streams = new Map()));
+    const older = streams.get(s.studentId);
+    if (older) this.remove(older);
+    streams.set(s.studentId, s);
+    this.count += 1;
+  }
+
+  private remove(s: QueueStream): void {
+    s.close();
+    const streams = this.lectures.get(s.lectureId);
+    if (streams?.get(s.studentId) !== s) return;
+    streams.delete(s.studentId);
+    this.count -= 1;
+    if (streams.size === 0) this.lectures.delete(s.lectureId);
+  }
+
+  private *all(): Iterable<QueueStream> {
+    for (const streams of this.lectures.values()) yield* [...streams.values()];
+  }
+}
