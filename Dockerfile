@@ -3,8 +3,9 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
-COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.web.json nest-cli.json ./
 COPY src ./src
+COPY web ./web
 COPY migrations ./migrations
 COPY lua ./lua
 RUN npm run build && npm prune --omit=dev

@@ -15,6 +15,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['web/**/*.ts'],
+    languageOptions: { globals: globals.browser },
+  },
+  {
     files: ['scripts/**/*.js', 'bench/**/*.js'],
     languageOptions: {
       sourceType: 'commonjs',

@@ -5,5 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci
 bash scripts/services.sh
-npm run build >/dev/null # the start-up tests run the compiled server, as `npm start` does
+CHROMIUM_PATH=$(bash scripts/browser.sh) # the browser tests drive the pages in Chromium
+export CHROMIUM_PATH
+npm run build >/dev/null # the start-up and browser tests run the compiled server, as `npm start` does
 exec npx jest --runInBand "$@"

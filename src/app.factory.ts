@@ -12,6 +12,7 @@ import type { AppConfig } from './config/app-config';
 import { setupOpenApi } from './docs/openapi';
 import { PinoNestLogger, createLogger } from './logging/logger';
 import { MetricsService } from './metrics/metrics.service';
+import { servePages } from './web/pages';
 
 /** API.md: a body over 16 KiB is PAYLOAD_TOO_LARGE. */
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -37,6 +38,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   app.useGlobalFilters(new AllExceptionsFilter(metrics));
   app.useGlobalPipes(new StrictValidationPipe());
   setupOpenApi(app);
+  servePages(app);
   return app;
 }
 

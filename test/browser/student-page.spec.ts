@@ -1,0 +1,132 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { connectBrowser } from '../helpers/browser';
+import { databaseUrl } from '../helpers/pg';
+import { ServerProcess, startedServer } from '../helpers/server-process';
+import { TEST_REDIS_URL, TestContext } from '../helpers/test-context';
+import { TEST_JWT_SECRET, tokenFor } from '../helpers/tokens';
+
+/** The student page at `/`, driven in Chromium against the compiled server, as a student would. */
+describe('Student page (GET /)', () => {
+  let ctx: TestContext;
+  let server: ServerProcess & { url: string };
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    ctx = await TestContext.create();
+    server = await startedServer({
+      JWT_SECRET: TEST_JWT_SECRET,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl(ctx.dbName),
+      DB_MIGRATE_ON_START: 'false',
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: ctx.redisPrefix,
+      ADMISSION_MODE: 'pubsub',
+      ADMISSION_INTERVAL_MS: '60000', // whatever admits here is an event, not the cron
+      RATE_LIMIT_PER_SECOND: '0',
+    });
+    browser = await connectBrowser();
+  });
+  afterEach(async () => {
+    await Promise.all(contexts.splice(0).map((c) => c.close()));
+  });
+  afterAll(async () => {
+    await browser?.close();
+    server?.proc.kill('SIGKILL');
+    await ctx.close();
+  });
+
+  async function lecture(body: object): Promise<{ id: number; title: string }> {
+    const res = await fetch(`${server.url}/lectures`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${tokenFor('admin', 'admin')}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return (await res.json()) as { id: number; title: string };
+  }
+
+  /** A student's own browser (a fresh context: its own sessionStorage), at `/#lecture=…&token=…`. */
+  async function studentPage(student: string, lectureId: number, width = 1000): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width, height: 800 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(`${server.url}/#lecture=${lectureId}&token=${tokenFor(student)}`);
+    await page.getByTestId('queue-status').waitFor();
+    return page;
+  }
+
+  const joinFromPage = async (page: Page, id: number) => {
+    await page.getByTestId(`join-${id}`).click();
+  };
+
+  it('two students: the one waiting is admitted the moment the other enrolls, without a reload, and enrolls from the button', async () => {
+    const { id, title } = await lecture({
+      title: 'Operating Systems',
+      capacity: 2,
+      admission: { maxActiveTickets: 1 },
+    });
+    const first = await studentPage('ana', id);
+    await joinFromPage(first, id);
+    await expectText(first, 'queue-status', 'ADMITTED');
+    await first.getByTestId('ticket-countdown').waitFor();
+
+    const second = await studentPage('ben', id, 390); // a phone-width screen
+    await joinFromPage(second, id);
+    await expectText(second, 'queue-status', 'WAITING');
+    await expectText(second, 'queue-position', '1');
+    await second.getByTestId('eta').waitFor();
+
+    await first.getByTestId('enroll-button').click();
+    await first.getByTestId('enrolled-confirmation').waitFor();
+    await expectText(first, 'my-enrollments', title);
+
+    await expectText(second, 'queue-status', 'ADMITTED', 3000); // pushed, not reloaded
+    await second.getByTestId('enroll-button').click();
+    await second.getByTestId('enrolled-confirmation').waitFor();
+    await expectText(second, 'my-enrollments', title);
+  });
+
+  it('a full lecture: joining shows FULL and a readable message', async () => {
+    const { id } = await lecture({ title: 'Full house', capacity: 1, admission: { maxActiveTickets: 1 } });
+    const taker = await studentPage('taker', id);
+    await joinFromPage(taker, id);
+    await taker.getByTestId('enroll-button').click();
+    await taker.getByTestId('enrolled-confirmation').waitFor();
+
+    const late = await studentPage('late', id);
+    await joinFromPage(late, id);
+    await expectText(late, 'queue-status', 'FULL');
+    await expectText(late, 'error', 'full');
+  });
+
+  it('the token leaves the address bar at once, stays in the tab, and never reaches the service in a URL or its log', async () => {
+    const { id } = await lecture({ title: 'Secrets', capacity: 5 });
+    const token = tokenFor('careful');
+    const context = await browser.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    const urls: string[] = [];
+    page.on('request', (r) => urls.push(r.url()));
+    await page.goto(`${server.url}/#lecture=${id}&token=${token}`);
+    await page.getByTestId('queue-status').waitFor();
+    await joinFromPage(page, id);
+    await expectText(page, 'queue-status', 'ADMITTED');
+    expect(page.url()).toBe(`${server.url}/#lecture=${id}`);
+    expect(await page.evaluate('sessionStorage.getItem("enroll.token")')).toBe(token);
+    expect(urls.some((u) => u.includes(token))).toBe(false);
+    expect(server.output()).toContain(`/lectures/${id}/queue`); // the log has the requests…
+    expect(server.output()).not.toContain(token); // …and never the token
+  });
+});
+
+async function expectText(page: Page, testId: string, text: string, ms = 5000): Promise<void> {
+  const el = page.getByTestId(testId);
+  const end = Date.now() + ms;
+  for (;;) {
+    const now = (await el.textContent().catch(() => null)) ?? '';
+    if (now.toLowerCase().includes(text.toLowerCase())) return;
+    if (Date.now() > end) throw new Error(`${testId} shows "${now}", not "${text}", after ${ms} ms`);
+    await page.waitForTimeout(50);
+  }
+}

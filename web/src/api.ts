@@ -1,0 +1,61 @@
+/** A contract error: `{ statusCode, code, message }`, with Retry-After when the service sent one. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface Lecture {
+  id: number;
+  title: string;
+  capacity: number;
+  seatsLeft: number;
+  opensAt: string;
+  closesAt: string | null;
+  status: 'SCHEDULED' | 'OPEN' | 'FULL' | 'CLOSED';
+}
+
+export interface QueueStatus {
+  lectureId: number;
+  status: 'WAITING' | 'ADMITTED' | 'ENROLLED' | 'NOT_QUEUED' | 'PRE_QUEUED';
+  position: number | null;
+  waiting: number;
+  estimatedWaitSeconds: number | null;
+  ticketExpiresAt: string | null;
+  seatsLeft: number;
+}
+
+export interface Enrollment {
+  lectureId: number;
+  title: string;
+  enrolledAt: string;
+}
+
+/** One JSON call with the bearer token in its header (never in the URL). */
+export async function call<T>(token: string, method: string, path: string): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers: { Authorization: `Bearer ${token}` } });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'the service cannot be reached');
+  }
+  if (res.status === 204) return undefined as T;
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) throw toError(res, body);
+  return body as T;
+}
+
+export function toError(res: Response, body: { code?: string; message?: string }): ApiError {
+  const retry = Number(res.headers.get('Retry-After'));
+  return new ApiError(
+    res.status,
+    body.code ?? 'UNAVAILABLE',
+    body.message ?? res.statusText,
+    Number.isFinite(retry) && retry > 0 ? retry : undefined,
+  );
+}

@@ -1,0 +1,30 @@
+import { ApiError } from './api.js';
+import { $, h } from './dom.js';
+import { MESSAGES } from './format.js';
+
+/** The one place errors are shown, readable, with a retry where trying again can help. */
+export function showError(err: unknown, retry?: () => void): void {
+  const box = $('[data-testid="error"]');
+  const e = err instanceof ApiError ? err : new ApiError(0, 'UNAVAILABLE', String(err));
+  let text = MESSAGES[e.code] ?? e.message;
+  if (e.retryAfterSeconds) text += ` Try again in ${e.retryAfterSeconds} s.`;
+  const retryable = retry && (e.status === 0 || e.status === 429 || e.status >= 500);
+  const parts: Node[] = [h('span', {}, text)];
+  if (retryable) {
+    parts.push(
+      h(
+        'button',
+        { type: 'button', class: 'secondary', onclick: () => (clearError(), retry()) },
+        'Retry',
+      ),
+    );
+  }
+  box.replaceChildren(...parts);
+  box.hidden = false;
+}
+
+export function clearError(): void {
+  const box = $('[data-testid="error"]');
+  box.hidden = true;
+  box.replaceChildren();
+}

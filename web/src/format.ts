@@ -1,0 +1,28 @@
+/** "1 h 02 min", "4 min 05 s", "12 s": a countdown a student reads at a glance. */
+export function duration(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  if (h > 0) return `${h} h ${String(m).padStart(2, '0')} min`;
+  if (m > 0) return `${m} min ${String(sec).padStart(2, '0')} s`;
+  return `${sec} s`;
+}
+
+export function when(iso: string): string {
+  return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/** The readable sentence for each contract code a student can meet. */
+export const MESSAGES: Record<string, string> = {
+  FULL: 'This lecture is full: no seat is left.',
+  CLOSED: 'Enrollment for this lecture has closed.',
+  NOT_OPEN: 'Enrollment has not opened yet.',
+  NO_TICKET: 'Your admission is no longer valid. Join the queue again.',
+  RATE_LIMITED: 'Too many requests at once. Wait a moment.',
+  UNAVAILABLE: 'The service is busy or unavailable right now.',
+  NETWORK: 'The service cannot be reached. Check your connection.',
+  UNAUTHORIZED: 'Your sign-in is not valid or has expired. Sign in again.',
+  FORBIDDEN: 'This page is for students: your token has another role.',
+  LECTURE_NOT_FOUND: 'There is no such lecture.',
+};

@@ -1,0 +1,134 @@
+import { ApiError, QueueStatus, call, toError } from './api.js';
+
+export interface LiveHandlers {
+  status(s: QueueStatus): void;
+  /** A contract error while watching (CLOSED when the lecture closes). */
+  failed(e: ApiError): void;
+  /** How the page is being kept up to date, for the student to see. */
+  mode(m: 'live' | 'polling' | 'reconnecting'): void;
+}
+
+const MAX_BACKOFF_MS = 15_000;
+const POLL_MS = 2_000;
+/** While polling because streams were refused, try a stream again after this long. */
+const POLL_BEFORE_RETRY_MS = 30_000;
+
+/**
+ * Keeps one lecture's queue status current: reads the live stream with fetch (the token in a
+ * header, never in a URL), reconnects with back-off when it drops, and falls back to polling
+ * GET …/queue when the service refuses streams (503 or 429), trying a stream again later.
+ */
+export class LiveQueue {
+  private stopped = false;
+  private abort?: AbortController;
+  private backoff = 1000;
+
+  constructor(
+    private readonly token: string,
+    private readonly lectureId: number,
+    private readonly on: LiveHandlers,
+  ) {}
+
+  start(): void {
+    void this.run();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.abort?.abort();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      const outcome = await this.stream();
+      if (this.stopped || outcome === 'done') return;
+      if (outcome === 'refused') {
+        await this.poll(POLL_BEFORE_RETRY_MS);
+        continue;
+      }
+      this.on.mode('reconnecting');
+      if (outcome !== 'reconnect') await sleep(this.backoff);
+      this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);
+    }
+  }
+
+  /** One stream, until it ends: 'done' (nothing left to wait for), or why it stopped. */
+  private async stream(): Promise<'done' | 'refused' | 'dropped' | 'reconnect'> {
+    this.abort = new AbortController();
+    let res: Response;
+    try {
+      res = await fetch(`/lectures/${this.lectureId}/queue/events`, {
+        headers: { Authorization: `Bearer ${this.token}` },
+        signal: this.abort.signal,
+      });
+    } catch {
+      return 'dropped';
+    }
+    if (res.status === 503 || res.status === 429) return 'refused';
+    if (!res.ok || !res.body) {
+      this.on.failed(toError(res, await res.json().catch(() => ({}))));
+      return 'done';
+    }
+    this.on.mode('live');
+    this.backoff = 1000;
+    let last: string | undefined;
+    try {
+      for await (const frame of frames(res.body)) {
+        last = frame.event;
+        if (frame.event === 'status') this.on.status(frame.data as QueueStatus);
+        if (frame.event === 'error') {
+          const e = frame.data as { statusCode: number; code: string; message: string };
+          this.on.failed(new ApiError(e.statusCode, e.code, e.message));
+        }
+      }
+    } catch {
+      return this.stopped ? 'done' : 'dropped';
+    }
+    if (last === 'reconnect') return 'reconnect';
+    return last === 'status' || last === 'error' ? 'done' : 'dropped';
+  }
+
+  /** Polls for `ms`, as the README says clients without streams should. */
+  private async poll(ms: number): Promise<void> {
+    this.on.mode('polling');
+    const until = Date.now() + ms;
+    while (!this.stopped && Date.now() < until) {
+      try {
+        const s = await call<QueueStatus>(this.token, 'GET', `/lectures/${this.lectureId}/queue`);
+        this.on.status(s);
+        if (s.status === 'ENROLLED') return this.stop();
+      } catch (e) {
+        if (e instanceof ApiError && e.status < 500 && e.status !== 429) return this.on.failed(e);
+      }
+      await sleep(POLL_MS);
+    }
+  }
+}
+
+/** Server-Sent Events frames of a fetch body: `event:` and `data:` lines, `:` comments skipped. */
+async function* frames(
+  body: ReadableStream<Uint8Array>,
+): AsyncGenerator<{ event: string; data: unknown }> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let cut: number;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const lines = buffer.slice(0, cut).split('\n');
+      buffer = buffer.slice(cut + 2);
+      const field = (name: string) =>
+        lines
+          .filter((l) => l.startsWith(`${name}:`))
+          .map((l) => l.slice(name.length + 1).trim())
+          .join('\n');
+      const data = field('data');
+      if (data) yield { event: field('event') || 'message', data: JSON.parse(data) };
+    }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

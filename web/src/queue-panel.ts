@@ -1,0 +1,164 @@
+import type { Lecture, QueueStatus } from './api.js';
+import { h } from './dom.js';
+import { MESSAGES, duration, when } from './format.js';
+
+export interface PanelState {
+  lecture: Lecture;
+  /** the live status, or the contract code the service answered (FULL, CLOSED, NOT_OPEN) */
+  status?: QueueStatus;
+  code?: 'FULL' | 'CLOSED' | 'NOT_OPEN';
+  /** the first position seen, so progress means "how far from where I started" */
+  startPosition?: number;
+  enrolledAt?: string;
+  mode?: 'live' | 'polling' | 'reconnecting';
+  busy?: boolean;
+}
+
+export interface PanelActions {
+  join(): void;
+  enroll(): void;
+  leave(): void;
+}
+
+/** The chosen lecture's queue: status, position and progress, countdowns, Enroll, the result. */
+export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions): void {
+  const shown = s.code ?? s.status?.status ?? 'NOT_QUEUED';
+  const q = s.status;
+  const parts: (Node | null)[] = [
+    h('h2', {}, s.lecture.title),
+    h(
+      'div',
+      { class: 'status-line' },
+      h('span', { class: `status badge ${shown}`, 'data-testid': 'queue-status' }, shown),
+      s.mode
+        ? h(
+            'span',
+            { class: 'meta' },
+            s.mode === 'live'
+              ? 'live'
+              : s.mode === 'polling'
+                ? 'updating every few seconds'
+                : 'reconnecting…',
+          )
+        : null,
+    ),
+  ];
+  if (s.code) parts.push(h('p', {}, MESSAGES[s.code]));
+  if (
+    shown === 'NOT_OPEN' ||
+    shown === 'PRE_QUEUED' ||
+    (!s.code && Date.parse(s.lecture.opensAt) > Date.now())
+  ) {
+    parts.push(
+      h(
+        'p',
+        {},
+        `Opens ${when(s.lecture.opensAt)} — in `,
+        h(
+          'span',
+          { class: 'countdown', 'data-testid': 'opens-in', 'data-opens': s.lecture.opensAt },
+          duration(Date.parse(s.lecture.opensAt) - Date.now()),
+        ),
+      ),
+    );
+  }
+  if (q?.status === 'WAITING' && !s.code) {
+    const start = Math.max(s.startPosition ?? q.position ?? 1, q.position ?? 1);
+    const done = start > 1 ? (start - (q.position ?? start)) / (start - 1) : 1;
+    const bar = h('div');
+    bar.style.width = `${Math.round(done * 100)}%`; // a property, not a style attribute: the CSP allows it
+    parts.push(
+      h(
+        'p',
+        { class: 'position' },
+        'Your place: ',
+        h('strong', { 'data-testid': 'queue-position' }, String(q.position)),
+        ` of ${q.waiting} waiting`,
+      ),
+      h(
+        'div',
+        {
+          class: 'progress',
+          role: 'progressbar',
+          'aria-valuemin': '0',
+          'aria-valuemax': '100',
+          'aria-valuenow': String(Math.round(done * 100)),
+        },
+        bar,
+      ),
+      h(
+        'p',
+        { class: 'meta' },
+        'Estimated wait: ',
+        h(
+          'span',
+          { 'data-testid': 'eta' },
+          q.estimatedWaitSeconds === null
+            ? q.seatsLeft === 0
+              ? 'no seat is left right now'
+              : 'unknown'
+            : `about ${duration(q.estimatedWaitSeconds * 1000)}`,
+        ),
+        ` · ${q.seatsLeft} seats left`,
+      ),
+      h('button', { type: 'button', class: 'secondary', onclick: act.leave }, 'Leave the queue'),
+    );
+  }
+  if (q?.status === 'ADMITTED' && !s.code) {
+    parts.push(
+      h('p', {}, "It's your turn: a seat is held for you."),
+      q.ticketExpiresAt
+        ? h(
+            'p',
+            {},
+            'Enroll within ',
+            h(
+              'span',
+              {
+                class: 'countdown',
+                'data-testid': 'ticket-countdown',
+                'data-expires': q.ticketExpiresAt,
+              },
+              duration(Date.parse(q.ticketExpiresAt) - Date.now()),
+            ),
+          )
+        : h('p', { class: 'meta' }, 'Your enrollment is being processed…'),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'big-action',
+          'data-testid': 'enroll-button',
+          disabled: s.busy,
+          onclick: act.enroll,
+        },
+        'Enroll',
+      ),
+    );
+  }
+  if (q?.status === 'ENROLLED' && !s.code) {
+    parts.push(
+      h(
+        'p',
+        { class: 'confirmation', 'data-testid': 'enrolled-confirmation' },
+        `You are enrolled in ${s.lecture.title}.`,
+        s.enrolledAt ? ` (${when(s.enrolledAt)})` : '',
+      ),
+    );
+  }
+  if ((q?.status === 'NOT_QUEUED' || !q) && !s.code) {
+    parts.push(
+      h('button', { type: 'button', onclick: act.join, disabled: s.busy }, 'Join the queue'),
+    );
+  }
+  panel.replaceChildren(...parts.filter((p): p is Node => p !== null));
+  panel.hidden = false;
+}
+
+/** Ticks every countdown on the page without re-rendering it. */
+export function tickCountdowns(): void {
+  for (const el of document.querySelectorAll<HTMLElement>('[data-opens], [data-expires]')) {
+    const at = Date.parse(el.dataset.opens ?? el.dataset.expires ?? '');
+    el.textContent = duration(at - Date.now());
+  }
+}
