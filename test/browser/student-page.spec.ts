@@ -40,7 +40,10 @@ describe('Student page (GET /)', () => {
   async function lecture(body: object): Promise<{ id: number; title: string }> {
     const res = await fetch(`${server.url}/lectures`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${tokenFor('admin', 'admin')}`, 'Content-Type': 'application/json' },
+      headers: {
+        Authorization: `Bearer ${tokenFor('admin', 'admin')}`,
+        'Content-Type': 'application/json',
+      },
       body: JSON.stringify(body),
     });
     return (await res.json()) as { id: number; title: string };
@@ -88,7 +91,11 @@ describe('Student page (GET /)', () => {
   });
 
   it('a full lecture: joining shows FULL and a readable message', async () => {
-    const { id } = await lecture({ title: 'Full house', capacity: 1, admission: { maxActiveTickets: 1 } });
+    const { id } = await lecture({
+      title: 'Full house',
+      capacity: 1,
+      admission: { maxActiveTickets: 1 },
+    });
     const taker = await studentPage('taker', id);
     await joinFromPage(taker, id);
     await taker.getByTestId('enroll-button').click();
@@ -126,7 +133,8 @@ async function expectText(page: Page, testId: string, text: string, ms = 5000): 
   for (;;) {
     const now = (await el.textContent().catch(() => null)) ?? '';
     if (now.toLowerCase().includes(text.toLowerCase())) return;
-    if (Date.now() > end) throw new Error(`${testId} shows "${now}", not "${text}", after ${ms} ms`);
+    if (Date.now() > end)
+      throw new Error(`${testId} shows "${now}", not "${text}", after ${ms} ms`);
     await page.waitForTimeout(50);
   }
 }

@@ -23,7 +23,9 @@ function chromiumPath(): string {
   try {
     return execFileSync('bash', ['scripts/browser.sh'], { encoding: 'utf8' }).trim();
   } catch {
-    throw new Error('no Chromium for the browser tests: sudo apt-get install -y chromium (or set CHROMIUM_PATH)');
+    throw new Error(
+      'no Chromium for the browser tests: sudo apt-get install -y chromium (or set CHROMIUM_PATH)',
+    );
   }
 }
 
