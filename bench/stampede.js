@@ -13,6 +13,8 @@ const { HttpClient, latency, percentile, sleep, now } = require('./lib/load');
 const { startNode, peakRssMb } = require('./lib/processes');
 const stores = require('./lib/stores');
 const { markdown } = require('./lib/report');
+const { pollingStudent, streamingStudent } = require('./lib/students');
+const { openStreams } = require('./scenarios/open-streams');
 
 const ROOT = resolve(__dirname, '..');
 const { values: opt } = parseArgs({
@@ -23,6 +25,7 @@ const { values: opt } = parseArgs({
     json: { type: 'string' },
     connections: { type: 'string', default: '200' },
     'pgbench-seconds': { type: 'string', default: '3' },
+    clients: { type: 'string', default: 'sse,poll' },
     'no-build': { type: 'boolean', default: false },
   },
 });
@@ -35,6 +38,11 @@ if (!MODES.every((m) => ['cron', 'pubsub', 'keyspace'].includes(m))) {
   throw new Error('--mode must be cron, pubsub, keyspace, or a comma-separated list of them');
 }
 const MODE = MODES[0];
+// How students wait: on the live stream, by polling, or both in the same run (the first leads).
+const CLIENTS = opt.clients.split(',');
+if (!CLIENTS.every((c) => ['sse', 'poll'].includes(c))) {
+  throw new Error('--clients must be sse, poll, or sse,poll');
+}
 if (!(STUDENTS > 0 && SEATS > 0 && SEATS <= 100_000))
   throw new Error('--students and --seats must be positive');
 
@@ -96,12 +104,27 @@ async function main() {
     seats: SEATS,
     connections: CONNECTIONS,
   };
-  results.modes = {};
-  for (const mode of MODES) {
-    log(`stampede: ${STUDENTS} students, ${SEATS} seats, mode ${mode}`);
-    results.modes[mode] = await withService(mode, stampede);
+  results.clients = {};
+  for (const kind of CLIENTS) {
+    results.clients[kind] = {};
+    for (const mode of MODES) {
+      log(`stampede: ${STUDENTS} students, ${SEATS} seats, mode ${mode}, ${kind} clients`);
+      results.clients[kind][mode] = await withService(mode, (api, admin) =>
+        stampede(api, admin, kind),
+      );
+    }
   }
+  results.modes = results.clients[CLIENTS[0]];
   results.stampede = results.modes[MODE];
+  log('5,000 open streams: memory and the Redis commands position updates cost');
+  results.openStreams = await withService(MODE, (api, admin) =>
+    openStreams(api, admin, {
+      token,
+      streams: Math.min(STUDENTS, 5000),
+      createLecture,
+      redisUrl: REDIS_URL,
+    }),
+  );
   log('hot-lecture enroll rate');
   results.hot = await withService(MODE, hotLecture);
   log('references: join floor, pgbench, direct-to-PostgreSQL peer');
@@ -146,8 +169,8 @@ async function createLecture(api, admin, body) {
  */
 const WARM_UP_REQUESTS = 1000;
 
-/** All students join at once, then each polls and enrolls the moment it is admitted. */
-async function stampede(api, admin) {
+/** All students join at once, then each waits (poll or sse) and enrolls the moment it is admitted. */
+async function stampede(api, admin, kind) {
   const { id: warm } = await createLecture(api, admin, {
     capacity: 1,
     opensAt: '2099-01-01T00:00:00Z',
@@ -163,66 +186,17 @@ async function stampede(api, admin) {
   }));
   const joinStorm = await pureJoinStorm(api, admin, students);
 
-  // The opening: every student joins at once and, the moment its own join answers, polls
-  // (faster near the front, else by estimatedWaitSeconds) and enrolls once admitted.
+  // The opening: every student joins at once and, the moment its own join answers, waits
+  // (polling GET …/queue, or on its live stream) and enrolls once admitted.
   const lecture = await createLecture(api, admin, { capacity: SEATS });
   const id = lecture.id;
-  const t0 = now();
-  const deadline = t0 + STAMPEDE_TIMEOUT_MS;
-  let fillMs = null;
-  const enrollMs = [];
-  const freedAt = []; // wall-clock ms of each seat taken, i.e. of each ticket consumed
-  let doubleClicks = 0;
-
-  await Promise.all(
-    students.map(async (s) => {
-      s.joinStart = now();
-      let r = await api.request('POST', `/lectures/${id}/queue`, s.token);
-      s.joinEnd = now();
-      while (now() < deadline) {
-        const b = r.body || {};
-        if (r.status >= 400 && b.code === 'FULL') return (s.outcome = 'gave up: full');
-        if (r.status >= 400 || b.status === undefined) {
-          await sleep(200);
-        } else if (b.status === 'WAITING') {
-          if (b.seatsLeft === 0) return (s.outcome = 'gave up: full');
-          const est = (b.estimatedWaitSeconds ?? 1) * 1000;
-          // Near the front: within two full rounds of tickets of being admitted.
-          const nearFront = b.position <= 2 * lecture.admission.maxActiveTickets;
-          await sleep(nearFront ? 50 : Math.min(2000, Math.max(100, est / 4)));
-        } else if (b.status === 'NOT_QUEUED') {
-          return (s.outcome = 'not queued');
-        } else if (b.status === 'ENROLLED') {
-          return (s.outcome = s.outcome || 'enrolled');
-        } else {
-          // ADMITTED: enroll now; one in ten double-clicks.
-          s.admittedKey = Date.parse(b.ticketExpiresAt) || s.admittedKey;
-          s.noticedAt = Date.now();
-          const clicks = s.id.endsWith('7') ? 2 : 1;
-          if (clicks === 2) doubleClicks += 1;
-          const replies = await Promise.all(
-            Array.from({ length: clicks }, () =>
-              api.request('POST', `/lectures/${id}/enroll`, s.token),
-            ),
-          );
-          const won = replies.find((x) => x.status === 201);
-          if (won) {
-            enrollMs.push(won.ms);
-            freedAt.push(Date.now());
-            s.enrolledAt = now() - t0;
-            if (won.body.seatsLeft === 0 && fillMs === null) fillMs = now() - t0;
-            return (s.outcome = 'enrolled');
-          }
-          if (replies.some((x) => x.body?.code === 'FULL'))
-            return (s.outcome = 'wasted: admitted, then FULL');
-          if (replies.some((x) => x.status === 200)) return (s.outcome = 'enrolled');
-          await sleep(100); // 503, or NO_TICKET racing a double-click: look again
-        }
-        r = await api.request('GET', `/lectures/${id}/queue`, s.token);
-      }
-      s.outcome = 'timed out';
-    }),
-  );
+  const run = {
+    api, url: api.url, id, lecture, t0: now(), fillMs: null, enrollMs: [], freedAt: [], doubleClicks: 0,
+  }; // prettier-ignore
+  run.deadline = run.t0 + STAMPEDE_TIMEOUT_MS;
+  const student = kind === 'sse' ? streamingStudent : pollingStudent;
+  await Promise.all(students.map((s) => student(s, run)));
+  const { t0, fillMs, enrollMs, freedAt, doubleClicks } = run;
 
   const outcomes = {};
   for (const s of students) outcomes[s.outcome] = (outcomes[s.outcome] || 0) + 1;
@@ -256,13 +230,17 @@ function timeline(students, t0) {
   const joined = students.map((s) => s.joinEnd - t0);
   const enrolled = students.filter((s) => s.enrolledAt !== undefined).map((s) => s.enrolledAt);
   const ttl = 300_000;
+  // Only admissions granted while the student was already waiting: one granted before its own
+  // join had even answered is noticed with the join's answer, which measures the join storm.
   const notice = students
-    .filter((s) => s.noticedAt)
+    .filter((s) => s.noticedAt && s.admittedKey - ttl >= s.waitingSince)
     .map((s) => s.noticedAt - (s.admittedKey - ttl));
   return {
     noticeMs: {
       p50: percentile(notice, 50),
       p90: percentile(notice, 90),
+      p99: percentile(notice, 99),
+      count: notice.length,
       max: percentile(notice, 100),
     },
     lastJoinAnswered: at(joined, 100),

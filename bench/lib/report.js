@@ -94,22 +94,28 @@ function markdown(r) {
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}; double-clickers ${s.doubleClicks}\n\n`;
   const modeRows = modesTable(r);
+  const runs = Object.values(r.clients || { x: r.modes || {} }).flatMap((m) => Object.values(m));
   const okAll =
     ok &&
-    Object.values(r.modes || {}).every(
+    runs.every(
       (m) =>
         m.invariants.oversold === 0 &&
         m.invariants.doubleSeats === 0 &&
         m.invariants.outOfOrder === 0,
     );
-  const table = header + rows.map((row) => `| ${row.join(' | ')} |`).join('\n') + modeRows;
+  const table =
+    header +
+    rows.map((row) => `| ${row.join(' | ')} |`).join('\n') +
+    modeRows +
+    clientsTable(r, fillFloor) +
+    streamsTable(r);
   return { table, ratios: { ...ratios, fillVsCron: modeRatios(r) }, ok: okAll };
 }
 
-function modeRatios(r) {
-  const cron = r.modes?.cron?.fillSeconds;
+function modeRatios(r, modes = r.modes) {
+  const cron = modes?.cron?.fillSeconds;
   return Object.fromEntries(
-    Object.entries(r.modes || {}).map(([m, x]) => [
+    Object.entries(modes || {}).map(([m, x]) => [
       m,
       cron && x.fillSeconds ? cron / x.fillSeconds : null,
     ]),
@@ -145,6 +151,50 @@ function modesTable(r) {
   return (
     '\n\nAdmission modes, one stampede each:\n\n' +
     rows.map((row) => `| ${row.join(' | ')} |`).join('\n')
+  );
+}
+
+/** Streaming and polling students side by side, per admission mode (one stampede each). */
+function clientsTable(r, fillFloor) {
+  const kinds = Object.entries(r.clients || {});
+  if (kinds.length === 0) return '';
+  const rows = [
+    ['clients', 'mode', 'opening to FULL (s)', '÷ seats/pgbench (target ≤ 2)', 'sooner than cron (target ≥ 10x)', 'admitted → noticed p50 / p99 (ms, target p99 < 100)', 'wasted', 'oversold / double / out-of-order'],
+    ['---', '---', '---:', '---:', '---:', '---:', '---:', '---'],
+  ]; // prettier-ignore
+  for (const [kind, modes] of kinds) {
+    const speedup = modeRatios(r, modes);
+    for (const [m, x] of Object.entries(modes)) {
+      const n = x.timeline.noticeMs;
+      rows.push([
+        kind,
+        m,
+        f(x.fillSeconds, 2),
+        f(ratio(x.fillSeconds, fillFloor), 2),
+        speedup[m] ? `${f(speedup[m], 1)}x` : 'n/a',
+        `${f(n.p50)} / ${f(n.p99)} (n=${n.count})`,
+        String(x.wasted),
+        `${x.invariants.oversold} / ${x.invariants.doubleSeats} / ${x.invariants.outOfOrder}`,
+      ]);
+    }
+  }
+  return (
+    '\n\nStudents waiting on live streams (sse) and polling (poll), one stampede each:\n\n' +
+    rows.map((row) => `| ${row.join(' | ')} |`).join('\n')
+  );
+}
+
+/** 5,000 open streams on one moving queue: memory and Redis commands per second. */
+function streamsTable(r) {
+  const o = r.openStreams;
+  if (!o) return '';
+  return (
+    `\n\nOpen streams: ${o.streams} waiting students on live streams for ${f(o.seconds, 1)} s while the head ` +
+    `left ${o.headLeaves} times (every position moved):\n\n` +
+    '| figure | value | target |\n| --- | ---: | --- |\n' +
+    `| service peak RSS (MB) | ${f(o.rssMb)} | ≤ 300: ${o.rssMb <= 300 ? 'met' : '**missed**'} |\n` +
+    `| Redis commands/s (all of them, the leaves' own included) | ${f(o.redisCommandsPerSecond)} | < 2000: ${o.redisCommandsPerSecond < 2000 ? 'met' : '**missed**'} |\n` +
+    `| status updates received per stream per second | ${f(o.updatesPerStreamPerSecond, 2)} | ≤ 1 |`
   );
 }
 

@@ -23,7 +23,7 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
         '--json',
         out,
       ],
-      { cwd: resolve(__dirname, '../..'), encoding: 'utf8', timeout: 120_000 },
+      { cwd: resolve(__dirname, '../..'), encoding: 'utf8', timeout: 180_000 },
     );
     expect({ status: run.status, stderr: run.stderr.slice(-2000) }).toEqual({
       status: 0,
@@ -39,6 +39,20 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
       rows: 30,
     });
     expect(r.stampede.outcomes.enrolled).toBe(30);
+    // Students on live streams and students polling, in every admission mode, all served.
+    for (const kind of ['sse', 'poll']) {
+      for (const mode of ['pubsub', 'keyspace', 'cron']) {
+        const x = r.clients[kind][mode];
+        expect([kind, mode, x.outcomes.enrolled, x.invariants.oversold]).toEqual([
+          kind,
+          mode,
+          30,
+          0,
+        ]);
+      }
+    }
+    expect(r.openStreams.streams).toBe(300);
+    expect(r.openStreams.updatesPerStreamPerSecond).toBeGreaterThan(0);
     expect(r.stampede.join.ok).toBe(300);
     expect(r.hot.enrolled).toBe(300);
     expect(r.peer.oversold).toBe(0);
@@ -51,5 +65,5 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
     ]) {
       expect(v).toBeGreaterThan(0);
     }
-  });
+  }, 200_000);
 });

@@ -1,0 +1,116 @@
+// How one student behaves at the opening: joins, waits (by polling, or on a live stream),
+// enrolls the moment it is admitted. `run` holds the stampede's shared state and figures.
+const { openStream } = require('./sse');
+const { now, sleep } = require('./load');
+
+/**
+ * ADMITTED: enroll now (one student in ten double-clicks). Returns the outcome, or null when
+ * the student should look again (503, or NO_TICKET racing its own double-click).
+ */
+async function enrollNow(s, status, run) {
+  s.admittedKey = Date.parse(status.ticketExpiresAt) || s.admittedKey;
+  s.noticedAt ??= Date.now();
+  const clicks = s.id.endsWith('7') ? 2 : 1;
+  if (clicks === 2) run.doubleClicks += 1;
+  const replies = await Promise.all(
+    Array.from({ length: clicks }, () =>
+      run.api.request('POST', `/lectures/${run.id}/enroll`, s.token),
+    ),
+  );
+  const won = replies.find((x) => x.status === 201);
+  if (won) {
+    run.enrollMs.push(won.ms);
+    run.freedAt.push(Date.now());
+    s.enrolledAt = now() - run.t0;
+    if (won.body.seatsLeft === 0 && run.fillMs === null) run.fillMs = now() - run.t0;
+    return 'enrolled';
+  }
+  if (replies.some((x) => x.body?.code === 'FULL')) return 'wasted: admitted, then FULL';
+  if (replies.some((x) => x.status === 200)) return 'enrolled';
+  return null;
+}
+
+/** Joins; true when the student has something to wait for (else its outcome is set). */
+async function join(s, run) {
+  s.joinStart = now();
+  const r = await run.api.request('POST', `/lectures/${run.id}/queue`, s.token);
+  s.joinEnd = now();
+  s.waitingSince = Date.now(); // wall clock, as the server's grant instants are
+  s.joined = r;
+  if (r.status >= 400 && r.body?.code === 'FULL') s.outcome = 'gave up: full';
+  return !s.outcome;
+}
+
+/** Polls GET …/queue: quickly near the front, else by estimatedWaitSeconds / 4. */
+async function pollingStudent(s, run) {
+  if (!(await join(s, run))) return;
+  let r = s.joined;
+  while (now() < run.deadline) {
+    const b = r.body || {};
+    if (r.status >= 400 && b.code === 'FULL') return (s.outcome = 'gave up: full');
+    if (r.status >= 400 || b.status === undefined) {
+      await sleep(200);
+    } else if (b.status === 'WAITING') {
+      if (b.seatsLeft === 0) return (s.outcome = 'gave up: full');
+      const est = (b.estimatedWaitSeconds ?? 1) * 1000;
+      const nearFront = b.position <= 2 * run.lecture.admission.maxActiveTickets;
+      await sleep(nearFront ? 50 : Math.min(2000, Math.max(100, est / 4)));
+    } else if (b.status === 'NOT_QUEUED') {
+      return (s.outcome = 'not queued');
+    } else if (b.status === 'ENROLLED') {
+      return (s.outcome = s.outcome || 'enrolled');
+    } else {
+      const outcome = await enrollNow(s, b, run);
+      if (outcome) return (s.outcome = outcome);
+      await sleep(100);
+    }
+    r = await run.api.request('GET', `/lectures/${run.id}/queue`, s.token);
+  }
+  s.outcome = 'timed out';
+}
+
+/** Waits on the live stream (its own connection); enrolls the moment ADMITTED arrives. */
+async function streamingStudent(s, run) {
+  if (!(await join(s, run))) return;
+  const joined = s.joined.body || {};
+  if (joined.status === 'ADMITTED') {
+    s.noticedAt = Date.now();
+    const outcome = await enrollNow(s, joined, run);
+    if (outcome) return (s.outcome = outcome);
+  }
+  while (now() < run.deadline && !s.outcome) {
+    let admitted;
+    let stream;
+    stream = await openStream(
+      run.url,
+      `/lectures/${run.id}/queue/events`,
+      s.token,
+      (event, data) => {
+        if (event !== 'status') return;
+        if (data.status === 'ADMITTED' && data.ticketExpiresAt && !admitted) {
+          admitted = data;
+          s.noticedAt = Date.now();
+        }
+        if (data.status === 'ENROLLED') s.outcome ??= 'enrolled';
+        if (data.status === 'WAITING' && data.seatsLeft === 0) s.outcome ??= 'gave up: full';
+        if (data.status === 'NOT_QUEUED') s.outcome ??= 'not queued';
+        if (admitted) stream?.close();
+      },
+    );
+    // The first frames can arrive before openStream's promise resolves: close it now if so.
+    if (admitted) stream.close();
+    if (stream.status !== 200) {
+      await sleep(200); // refused (MAX_STREAMS, a restart): try again shortly
+      continue;
+    }
+    await Promise.race([stream.ended, sleep(Math.max(0, run.deadline - now()))]);
+    stream.close();
+    if (admitted && !s.outcome) {
+      const outcome = await enrollNow(s, admitted, run);
+      if (outcome) s.outcome = outcome;
+    }
+  }
+  s.outcome ??= 'timed out';
+}
+
+module.exports = { pollingStudent, streamingStudent };
