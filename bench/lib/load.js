@@ -21,24 +21,36 @@ class Bound {
   }
 }
 
+/** Connections kept for admitted students' enrolls (see HttpClient). */
+const ENROLL_LANE_CONNECTIONS = 50;
+
+/**
+ * Thousands of students share `connections` keep-alive connections, in FIFO order. An enroll
+ * goes on a lane of its own: each student has a browser of its own, so an admitted student's
+ * click never waits behind other students' queued joins on the load generator's side (it
+ * still competes for the service like anything else).
+ */
 class HttpClient {
   constructor(url, connections) {
     this.url = url;
-    this.pool = new Pool(url, {
-      connections,
-      keepAliveTimeout: 60_000,
-      headersTimeout: 60_000,
-      bodyTimeout: 60_000,
-    });
+    const options = { keepAliveTimeout: 60_000, headersTimeout: 60_000, bodyTimeout: 60_000 };
+    this.pool = new Pool(url, { connections, ...options });
     this.bound = new Bound(connections);
+    this.enrollPool = new Pool(url, { connections: ENROLL_LANE_CONNECTIONS, ...options });
+    this.enrollBound = new Bound(ENROLL_LANE_CONNECTIONS);
   }
-  /** One request inside the bound; resolves to { status, body, ms } and never throws. */
-  request(method, path, token) {
-    return this.bound.run(async () => {
+  /**
+   * One request inside its bound; resolves to { status, body, ms } and never throws.
+   * `lane: 'enroll'` for an admitted student's enroll in a stampede.
+   */
+  request(method, path, token, { lane } = {}) {
+    const [bound, pool] =
+      lane === 'enroll' ? [this.enrollBound, this.enrollPool] : [this.bound, this.pool];
+    return bound.run(async () => {
       const started = performance.now();
       try {
         const headers = token ? { authorization: `Bearer ${token}` } : {};
-        const res = await this.pool.request({ method, path, headers });
+        const res = await pool.request({ method, path, headers });
         const text = await res.body.text();
         let body = null;
         try {
@@ -53,7 +65,7 @@ class HttpClient {
     });
   }
   close() {
-    return this.pool.close();
+    return Promise.all([this.pool.close(), this.enrollPool.close()]);
   }
 }
 
