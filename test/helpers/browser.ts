@@ -1,7 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Browser, BrowserServer, chromium } from 'playwright-core';
 
 export const BROWSER_WS_ENV = 'ENROLL_TEST_BROWSER_WS';
@@ -29,13 +26,12 @@ function chromiumPath(): string {
   }
 }
 
-/** One browser for the whole test run (jest's globalSetup), with a fresh profile. */
+/**
+ * One browser for the whole test run (jest's globalSetup). Playwright gives every launch a
+ * fresh temporary profile (user-data dir) and removes it afterwards.
+ */
 export function launchBrowserServer(): Promise<BrowserServer> {
-  return chromium.launchServer({
-    executablePath: chromiumPath(),
-    args: [...ARGS, `--user-data-dir=${mkdtempSync(join(tmpdir(), 'enroll-chromium-'))}`],
-    headless: true,
-  });
+  return chromium.launchServer({ executablePath: chromiumPath(), args: ARGS, headless: true });
 }
 
 /** The run's shared browser; a file run on its own launches one for itself. */
