@@ -127,10 +127,13 @@ async function main() {
   );
   log('hot-lecture enroll rate');
   results.hot = await withService(MODE, hotLecture);
-  log('references: join floor, pgbench, direct-to-PostgreSQL peer');
+  log('reference: join floor');
   results.floor = await joinFloor();
+  log('reference: pgbench');
   results.pgbench = pgbench();
+  log('reference: direct-to-PostgreSQL peer');
   results.peer = await directPeer();
+  log('done');
   await stores.dropDatabase(PG_SERVER, DB);
   await stores.deleteRedisPrefix(REDIS_URL, PREFIX);
   await stores.redisConfig(REDIS_URL, 'notify-keyspace-events', keyspaceEvents);

@@ -103,7 +103,7 @@ async function streamingStudent(s, run) {
       await sleep(200); // refused (MAX_STREAMS, a restart): try again shortly
       continue;
     }
-    await Promise.race([stream.ended, sleep(Math.max(0, run.deadline - now()))]);
+    await Promise.race([stream.ended, untilDeadline(run)]);
     stream.close();
     if (admitted && !s.outcome) {
       const outcome = await enrollNow(s, admitted, run);
@@ -112,5 +112,9 @@ async function streamingStudent(s, run) {
   }
   s.outcome ??= 'timed out';
 }
+
+/** Resolves at the stampede's deadline; never keeps the process alive after the run. */
+const untilDeadline = (run) =>
+  new Promise((r) => setTimeout(r, Math.max(0, run.deadline - now())).unref());
 
 module.exports = { pollingStudent, streamingStudent };
