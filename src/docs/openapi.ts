@@ -14,7 +14,11 @@ export function setupOpenApi(app: INestApplication): void {
         'Every error is `{ statusCode, code, message }`; the codes each route answers are listed with it. ' +
         'Queue and enroll routes are rate-limited per student (429 RATE_LIMITED with Retry-After). ' +
         'Where the contract is silent: an unknown route is 404 NOT_FOUND, a body that is not JSON is 400 VALIDATION_FAILED, ' +
-        'and once a lecture has closed GET /lectures/{id}/queue answers 409 CLOSED to a student without a seat.',
+        'and once a lecture has closed GET /lectures/{id}/queue answers 409 CLOSED to a student without a seat. ' +
+        'GET /lectures/{id}/queue/events is a Server-Sent Events stream (read it with fetch and the Authorization header): ' +
+        '`event: status` frames carry QueueStatus, `event: error` carries the CLOSED error when the lecture closes, ' +
+        '`event: reconnect` asks the client to reconnect (the instance is shutting down). ' +
+        'GET / serves the student page.',
     )
     .setVersion('1')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { WAITING_LECTURES_KEY, lectureKeys } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
-import { isScriptError } from '../redis/script-commands';
+import { PositionsReply, isScriptError } from '../redis/script-commands';
 
 export type PlaceState = 'ENROLLED' | 'ADMITTED' | 'WAITING' | 'NOT_QUEUED' | 'FULL' | 'LAPSED';
 
@@ -28,6 +28,16 @@ export interface QueueShape {
   waiting: number;
   observedRate: number | null;
   gone: number[];
+}
+
+/** positions-3.lua's reply, typed. */
+export function shapeOf([head, waiting, rate, ...gone]: PositionsReply): QueueShape {
+  return {
+    head: head > 0 ? head : null,
+    waiting,
+    observedRate: rate === '' ? null : Number(rate),
+    gone,
+  };
 }
 
 /** A waiting student's position from the queue's shape (positions-3.lua); null: not waiting. */
@@ -70,13 +80,7 @@ export class QueueStore {
    */
   async positions(lectureId: number): Promise<QueueShape> {
     const k = lectureKeys(lectureId);
-    const [head, waiting, rate, ...gone] = await this.redis.positions(k.queue, k.gone, k.admitLog);
-    return {
-      head: head > 0 ? head : null,
-      waiting,
-      observedRate: rate === '' ? null : Number(rate),
-      gone,
-    };
+    return shapeOf(await this.redis.positions(k.queue, k.gone, k.admitLog));
   }
 
   /** Gives up the place and any unused ticket. */

@@ -1,9 +1,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { connectBrowser } from '../helpers/browser';
-import { databaseUrl } from '../helpers/pg';
 import { ServerProcess, startedServer } from '../helpers/server-process';
-import { TEST_REDIS_URL, TestContext } from '../helpers/test-context';
-import { TEST_JWT_SECRET, tokenFor } from '../helpers/tokens';
+import { TestContext } from '../helpers/test-context';
+import { tokenFor } from '../helpers/tokens';
 
 /** The student page at `/`, driven in Chromium against the compiled server, as a student would. */
 describe('Student page (GET /)', () => {
@@ -14,18 +13,10 @@ describe('Student page (GET /)', () => {
 
   beforeAll(async () => {
     ctx = await TestContext.create();
-    server = await startedServer({
-      JWT_SECRET: TEST_JWT_SECRET,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl(ctx.dbName),
-      DB_MIGRATE_ON_START: 'false',
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_KEY_PREFIX: ctx.redisPrefix,
-      ADMISSION_MODE: 'pubsub',
-      ADMISSION_INTERVAL_MS: '60000', // whatever admits here is an event, not the cron
-      RATE_LIMIT_PER_SECOND: '0',
-    });
+    server = await startedServer(
+      // whatever admits here is an event, not the cron
+      ctx.serverEnv({ ADMISSION_MODE: 'pubsub', ADMISSION_INTERVAL_MS: '60000' }),
+    );
     browser = await connectBrowser();
   });
   afterEach(async () => {

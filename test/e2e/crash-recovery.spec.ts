@@ -4,8 +4,8 @@ import { AdmissionService } from '../../src/queue/admission.service';
 import { createLecture, enroll, eventually, join, leave, queueStatus, sleep } from '../helpers/api';
 import { databaseUrl } from '../helpers/pg';
 import { startedServer } from '../helpers/server-process';
-import { RunningApp, TEST_REDIS_URL, TestContext } from '../helpers/test-context';
-import { TEST_JWT_SECRET, tokenFor } from '../helpers/tokens';
+import { RunningApp, TestContext } from '../helpers/test-context';
+import { tokenFor } from '../helpers/tokens';
 
 const HOLD_SECONDS = 10;
 
@@ -31,19 +31,13 @@ describe('Nothing stuck after an instance dies', () => {
     for (const s of students) await join(survivor.url, id, s);
     await survivor.app.get(AdmissionService).admit(id, 'event');
 
-    const doomed = await startedServer({
-      JWT_SECRET: TEST_JWT_SECRET,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl(ctx.dbName),
-      DB_MIGRATE_ON_START: 'false',
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_KEY_PREFIX: ctx.redisPrefix,
-      ADMISSION_MODE: 'cron',
-      ADMISSION_INTERVAL_MS: '60000',
-      ENROLL_HOLD_SECONDS: String(HOLD_SECONDS),
-      RATE_LIMIT_PER_SECOND: '0',
-    });
+    const doomed = await startedServer(
+      ctx.serverEnv({
+        ADMISSION_MODE: 'cron',
+        ADMISSION_INTERVAL_MS: '60000',
+        ENROLL_HOLD_SECONDS: String(HOLD_SECONDS),
+      }),
+    );
     const locker = new Client({ connectionString: databaseUrl(ctx.dbName) });
     await locker.connect();
     try {

@@ -78,6 +78,21 @@ export class TestContext {
     } as AppConfig;
   }
 
+  /** The environment of a compiled server (`npm start`) sharing this context's stores. */
+  serverEnv(overrides: Record<string, string> = {}): Record<string, string> {
+    return {
+      JWT_SECRET: TEST_JWT_SECRET,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl(this.dbName),
+      DB_MIGRATE_ON_START: 'false',
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: this.redisPrefix,
+      RATE_LIMIT_PER_SECOND: '0',
+      ...overrides,
+    };
+  }
+
   /** Starts an app instance listening on a free loopback port. */
   async startApp(overrides: DeepPartial<AppConfig> = {}): Promise<RunningApp> {
     const config = this.config(overrides);

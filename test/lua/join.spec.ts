@@ -1,6 +1,6 @@
 import { lectureKeys } from '../../src/redis/keys';
 import { JoinReply, ScriptError } from '../../src/redis/script-commands';
-import { positionIn } from '../../src/queue/queue.store';
+import { positionIn, shapeOf } from '../../src/queue/queue.store';
 import { LuaHarness } from '../helpers/lua-harness';
 
 describe('join-8.lua', () => {
@@ -95,15 +95,7 @@ describe('leave-5 and positions-3: live positions from sequence numbers', () => 
   let id = 300;
   let k: ReturnType<typeof lectureKeys>;
   const leave = (s: string) => h.redis.leave(k.queue, k.ticket(s), k.tickets, k.stats, k.gone, s);
-  const shape = async () => {
-    const [head, waiting, rate, ...gone] = await h.redis.positions(k.queue, k.gone, k.admitLog);
-    return {
-      head: head > 0 ? head : null,
-      waiting,
-      observedRate: rate === '' ? null : Number(rate),
-      gone,
-    };
-  };
+  const shape = async () => shapeOf(await h.redis.positions(k.queue, k.gone, k.admitLog));
 
   beforeAll(async () => (h = await LuaHarness.create()));
   afterAll(() => h.close());
