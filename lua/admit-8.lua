@@ -19,10 +19,11 @@
           or 'event' (a slot may have freed: fill spare room now)
   ARGV[2] the cron interval in ms
 
-  Output: { admitted, waiting, expired, lapsed, idle, { student... } }
+  Output: { admitted, waiting, expired, lapsed, idle, { student... }, expiresAt }
     expired  tickets this call found past their expiry
     lapsed   in-flight holds past their deadline (the caller recovers them)
     students the students granted a ticket by this call
+    expiresAt their tickets' expiry (ms since the epoch)
     idle     1 when nothing is left to watch: no queue, ticket or hold; a closed window
              clears the queue and its tickets first (their students see CLOSED)
   Errors: { -1 } when the facts are missing or incomplete (the caller rebuilds them)
@@ -46,7 +47,7 @@ local function answer()
   local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
   local idle = 0
   if waiting == 0 and held == 0 then idle = 1 end
-  return { #granted, waiting, expired, lapsed, idle, granted }
+  return { #granted, waiting, expired, lapsed, idle, granted, now + ttlMs }
 end
 
 local closesAt = tonumber(f[6])

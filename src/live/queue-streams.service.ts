@@ -97,6 +97,11 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
         const s = streams.get(student);
         if (s) void this.refresh(s);
       }
+    } else if (e.kind === 'admitted') {
+      for (const student of e.students) {
+        const s = streams.get(student);
+        if (s) void this.admitted(s, e.expiresAt, e.waiting);
+      }
     } else if (e.kind === 'stream') {
       const s = streams.get(e.student);
       if (s && s.id !== e.streamId) this.remove(s); // the newest stream wins
@@ -120,6 +125,15 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
       this.failed(s, err);
     } finally {
       s.refreshing = false;
+    }
+  }
+
+  /** An admission, shown from the news itself: the push needs no Redis read. */
+  private async admitted(s: QueueStream, expiresAt: number, waiting: number): Promise<void> {
+    try {
+      this.show(s, await this.queue.admittedView(s.lectureId, expiresAt, waiting), null);
+    } catch (err) {
+      this.failed(s, err);
     }
   }
 

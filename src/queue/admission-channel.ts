@@ -10,6 +10,8 @@ export type ChannelEvent =
   | { kind: 'slot'; lectureId: number }
   /** these students' queue status changed: live streams re-read it */
   | { kind: 'students'; lectureId: number; students: string[] }
+  /** these students were granted tickets expiring at `expiresAt`, `waiting` left in the queue */
+  | { kind: 'admitted'; lectureId: number; students: string[]; expiresAt: number; waiting: number }
   /** a student opened a live stream: older streams of theirs for this lecture end */
   | { kind: 'stream'; lectureId: number; student: string; streamId: string };
 
@@ -20,7 +22,8 @@ type Listener = (event: ChannelEvent) => void;
  * events that move a queue on before the next cron tick (ADMISSION_MODE pubsub and keyspace:
  * "a slot may have freed in lecture N", and in keyspace mode Redis's own ticket-expiry events),
  * and the news live streams need from whichever instance caused it. Messages are
- * `<lecture>` (a slot), `<lecture> s <student>...` or `<lecture> o <student> <streamId>`.
+ * `<lecture>` (a slot), `<lecture> s <student>...`, `<lecture> a <expiresAt> <waiting> <student>...`
+ * or `<lecture> o <student> <streamId>`.
  * Events can be lost (Pub/Sub only reaches connected subscribers) or repeated; the admission
  * script recomputes everything, streams re-read what they show, and the cron is the safety net.
  */
@@ -57,6 +60,21 @@ export class AdmissionChannel implements OnApplicationShutdown {
     if (students.length > 0) await this.publish(`${lectureId} s ${students.join(' ')}`);
   }
 
+  /**
+   * Tells every instance these students were admitted, with what their streams need to show
+   * it without reading Redis again. Never throws.
+   */
+  async studentsAdmitted(
+    lectureId: number,
+    students: string[],
+    expiresAt: number,
+    waiting: number,
+  ) {
+    if (students.length > 0) {
+      await this.publish(`${lectureId} a ${expiresAt} ${waiting} ${students.join(' ')}`);
+    }
+  }
+
   /** Tells every instance this student opened a live stream. Never throws. */
   async streamOpened(lectureId: number, student: string, streamId: string): Promise<void> {
     await this.publish(`${lectureId} o ${student} ${streamId}`);
@@ -83,6 +101,16 @@ export class AdmissionChannel implements OnApplicationShutdown {
     if (kind === undefined) return { kind: 'slot', lectureId };
     if (kind === 's') return { kind: 'students', lectureId, students: rest };
     if (kind === 'o') return { kind: 'stream', lectureId, student: rest[0], streamId: rest[1] };
+    if (kind === 'a') {
+      const [expiresAt, waiting, ...students] = rest;
+      return {
+        kind: 'admitted',
+        lectureId,
+        students,
+        expiresAt: Number(expiresAt),
+        waiting: Number(waiting),
+      };
+    }
     return undefined;
   }
 

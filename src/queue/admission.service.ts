@@ -129,7 +129,12 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     }
     if (!result) return 0;
     this.metrics.ticketEvent(lectureId, 'granted', result.admitted);
-    await this.channel.studentsChanged(lectureId, result.students);
+    await this.channel.studentsAdmitted(
+      lectureId,
+      result.students,
+      result.expiresAt,
+      result.waiting,
+    );
     this.metrics.ticketEvent(lectureId, 'expired', result.expired);
     if (result.lapsed > 0) await this.recovery.recover(lectureId);
     if (result.idle) await this.queue.unwatchIfIdle(lectureId);

@@ -81,6 +81,27 @@ export class QueueService {
     return { status: this.view(lectureId, place, facts), seq: place.seq };
   }
 
+  /** The ADMITTED status of a just-granted ticket, as the admission announced it (live streams). */
+  async admittedView(
+    lectureId: number,
+    expiresAt: number,
+    waiting: number,
+  ): Promise<QueueStatusView> {
+    const facts = await this.facts.get(lectureId);
+    const place: Place = {
+      state: 'ADMITTED',
+      position: null,
+      ticketExpiresAt: expiresAt,
+      waiting,
+      seatsLeft: facts.seatsLeft,
+      created: false,
+      observedRate: null,
+      roomToAdmit: false,
+      seq: null,
+    };
+    return this.view(lectureId, place, facts);
+  }
+
   /** A WAITING status from a position computed from the queue's shape (live streams). */
   async waitingView(
     lectureId: number,

@@ -15,6 +15,8 @@ export interface AdmitResult {
   idle: boolean;
   /** the students granted a ticket */
   students: string[];
+  /** their tickets' expiry, ms since the epoch */
+  expiresAt: number;
 }
 
 /**
@@ -38,8 +40,8 @@ export class TicketStore {
       mode, intervalMs,
     ); // prettier-ignore
     if (isScriptError(reply)) return null; // ScriptError.Missing
-    const [admitted, waiting, expired, lapsed, idle, students] = reply;
-    return { admitted, waiting, expired, lapsed, idle: idle === 1, students };
+    const [admitted, waiting, expired, lapsed, idle, students, expiresAt] = reply;
+    return { admitted, waiting, expired, lapsed, idle: idle === 1, students, expiresAt };
   }
 
   /** Deletes the ticket (only one caller can win) and holds the seat until `holdMs` from now. */

@@ -21,8 +21,8 @@ export function isScriptError<T extends unknown[]>(
 
 /** join-8.lua: { state, detail, waiting, seatsLeft, created, rate, room, seq } */
 export type JoinReply = [string, number, number, number, number, string, number, number];
-/** admit-8.lua: { admitted, waiting, expired, lapsed, idle, students } */
-export type AdmitReply = [number, number, number, number, number, string[]];
+/** admit-8.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt } */
+export type AdmitReply = [number, number, number, number, number, string[], number];
 /** positions-3.lua: { head, waiting, rate, ...gone } */
 export type PositionsReply = [number, number, string, ...number[]];
 type Key = string;
