@@ -82,41 +82,37 @@ export class QueueService {
   }
 
   /** The ADMITTED status of a just-granted ticket, as the admission announced it (live streams). */
-  async admittedView(
-    lectureId: number,
-    expiresAt: number,
-    waiting: number,
-  ): Promise<QueueStatusView> {
-    const facts = await this.facts.get(lectureId);
-    const place: Place = {
+  admittedView(lectureId: number, expiresAt: number, waiting: number): Promise<QueueStatusView> {
+    return this.liveView(lectureId, {
       state: 'ADMITTED',
       position: null,
       ticketExpiresAt: expiresAt,
       waiting,
-      seatsLeft: facts.seatsLeft,
-      created: false,
       observedRate: null,
-      roomToAdmit: false,
-      seq: null,
-    };
-    return this.view(lectureId, place, facts);
+    });
   }
 
   /** A WAITING status from a position computed from the queue's shape (live streams). */
-  async waitingView(
-    lectureId: number,
-    position: number,
-    shape: QueueShape,
-  ): Promise<QueueStatusView> {
-    const facts = await this.facts.get(lectureId);
-    const place: Place = {
+  waitingView(lectureId: number, position: number, shape: QueueShape): Promise<QueueStatusView> {
+    return this.liveView(lectureId, {
       state: 'WAITING',
       position,
       ticketExpiresAt: null,
       waiting: shape.waiting,
+      observedRate: shape.observedRate,
+    });
+  }
+
+  /** A status built from what a live stream was told, with seats left from the facts cache. */
+  private async liveView(
+    lectureId: number,
+    known: Omit<Place, 'seatsLeft' | 'created' | 'roomToAdmit' | 'seq'>,
+  ): Promise<QueueStatusView> {
+    const facts = await this.facts.get(lectureId);
+    const place: Place = {
+      ...known,
       seatsLeft: facts.seatsLeft,
       created: false,
-      observedRate: shape.observedRate,
       roomToAdmit: false,
       seq: null,
     };
