@@ -378,12 +378,17 @@ async function joinFloor() {
   }
 }
 
+// A reference lecture made in SQL needs a draw seed and its commitment like any other.
+const SEED_COLUMNS = `s.seed, encode(sha256(s.seed), 'hex')
+     FROM (SELECT uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()) AS seed) s`;
+
 /** pgbench on the enroll transaction, one hot row, at a few client counts; the best is the limit. */
 function pgbench() {
   const seconds = opt['pgbench-seconds'];
   const lid = execPsql(
-    `INSERT INTO lecture (title, capacity, seats_left, opens_at, batch_size, ticket_ttl_seconds, max_active_tickets)
-     VALUES ('pgbench', 100000, 100000, now(), 1, 10, 1) RETURNING id`,
+    `INSERT INTO lecture (title, capacity, seats_left, opens_at, batch_size, ticket_ttl_seconds, max_active_tickets,
+                          draw_seed, seed_commitment)
+     SELECT 'pgbench', 100000, 100000, now(), 1, 10, 1, ${SEED_COLUMNS} RETURNING id`,
   );
   if (lid === null) return { available: false };
   const byClients = {};
@@ -424,8 +429,9 @@ function execPsql(sql) {
 
 async function directPeer() {
   const lid = execPsql(
-    `INSERT INTO lecture (title, capacity, seats_left, opens_at, batch_size, ticket_ttl_seconds, max_active_tickets)
-     VALUES ('peer', ${SEATS}, ${SEATS}, now(), 1, 10, 1) RETURNING id`,
+    `INSERT INTO lecture (title, capacity, seats_left, opens_at, batch_size, ticket_ttl_seconds, max_active_tickets,
+                          draw_seed, seed_commitment)
+     SELECT 'peer', ${SEATS}, ${SEATS}, now(), 1, 10, 1, ${SEED_COLUMNS} RETURNING id`,
   );
   const peer = await startNode(
     resolve(__dirname, 'peers/direct-enroll.js'),

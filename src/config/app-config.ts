@@ -18,6 +18,8 @@ export interface AppConfig {
     batchSize: number;
     ticketTtlSeconds: number;
     maxActiveTickets: number;
+    /** Minutes before opensAt from which a lecture's pre-queue takes joins; 0: none. */
+    preQueueMinutes: number;
   };
   /**
    * How long a consumed ticket's hold lasts while its enroll is answered. Past it, PostgreSQL

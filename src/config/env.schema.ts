@@ -57,6 +57,7 @@ export class EnvSchema {
   @IsOptional() @toInt() @IsInt() @Min(1) @Max(10_000) ADMISSION_BATCH_SIZE?: number;
   @IsOptional() @toInt() @IsInt() @Min(10) @Max(3600) TICKET_TTL_SECONDS?: number;
   @IsOptional() @toInt() @IsInt() @Min(1) @Max(100_000) MAX_ACTIVE_TICKETS?: number;
+  @IsOptional() @toInt() @IsInt() @Min(0) @Max(1440) PRE_QUEUE_MINUTES?: number;
   @IsOptional() @toInt() @IsInt() @Min(0) @Max(1_000_000) RATE_LIMIT_PER_SECOND?: number;
   @IsOptional() @toInt() @IsInt() @Min(10) @Max(600) ENROLL_HOLD_SECONDS?: number;
   @IsOptional() @toInt() @IsInt() @Min(0) @Max(1_000_000) MAX_STREAMS?: number;

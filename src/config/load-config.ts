@@ -43,6 +43,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       batchSize: e.ADMISSION_BATCH_SIZE ?? 50,
       ticketTtlSeconds: e.TICKET_TTL_SECONDS ?? 300,
       maxActiveTickets: e.MAX_ACTIVE_TICKETS ?? 200,
+      preQueueMinutes: e.PRE_QUEUE_MINUTES ?? 30,
     },
     enrollHoldMs: (e.ENROLL_HOLD_SECONDS ?? 30) * 1000,
     rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND ?? 20,

@@ -68,12 +68,14 @@ export class EnrollService {
   private async consumeAndEnroll(lectureId: number, studentId: string): Promise<Answer> {
     const holdMs = this.config.enrollHoldMs;
     const consumedAt = Date.now();
-    const msLeft = await this.tickets.consume(lectureId, studentId, holdMs);
-    if (msLeft === null) return this.withoutTicket(lectureId, studentId);
+    const ticket = await this.tickets.consume(lectureId, studentId, holdMs);
+    if (ticket === null) return this.withoutTicket(lectureId, studentId);
     this.metrics.ticketEvent(lectureId, 'consumed');
+    const { msLeft, queueSeq } = ticket;
 
     const sendBy = consumedAt + holdMs - MAX_TRANSACTION_MS;
-    const outcome = await this.batcher.submit(lectureId, { studentId, sendBy }).catch(async (err) => {
+    const request = { studentId, sendBy, queueSeq };
+    const outcome = await this.batcher.submit(lectureId, request).catch(async (err) => {
       if (!isInfraError(err)) throw err;
       this.metrics.storeError(infraStore(err));
       throw await this.unavailable(lectureId, studentId, msLeft, 'the database could not take the enrollment');

@@ -19,4 +19,8 @@ export class Enrollment {
 
   @Column('timestamptz', { name: 'enrolled_at', default: () => 'now()' })
   enrolledAt: Date;
+
+  /** The queue sequence number of the ticket this enrollment consumed (null: before v2). */
+  @Column('bigint', { name: 'queue_seq', nullable: true })
+  queueSeq: string | null;
 }

@@ -18,6 +18,8 @@ export interface EnrollRequest {
   studentId: string;
   /** ms since the epoch: past this the transaction must not be sent for this student */
   sendBy: number;
+  /** the queue sequence number of the ticket consumed, recorded with the row (null: unknown) */
+  queueSeq: number | null;
 }
 
 /** Every outcome carries the lecture as the transaction left it, to record in Redis. */
@@ -30,7 +32,7 @@ export type CancelOutcome = { kind: 'CANCELLED'; lecture: LectureFacts } | { kin
 
 const LECTURE_COLUMNS = `id, version, capacity, seats_left AS "seatsLeft", opens_at AS "opensAt",
   closes_at AS "closesAt", batch_size AS "batchSize", ticket_ttl_seconds AS "ticketTtlSeconds",
-  max_active_tickets AS "maxActiveTickets"`;
+  max_active_tickets AS "maxActiveTickets", pre_queue_minutes AS "preQueueMinutes"`;
 
 /**
  * The seat transactions, each sent as ONE round trip (a multi-statement simple query), so the
@@ -59,36 +61,41 @@ export class SeatTransactions {
     const client = await this.pool.connect();
     // Checked once the connection is ours: from here the transaction is bounded by its time-outs.
     const now = Date.now();
+    const seqOf = new Map(requests.map((r) => [r.studentId, r.queueSeq]));
     const inTime = [...new Set(requests.filter((r) => r.sendBy > now).map((r) => r.studentId))];
     let rows: Record<string, unknown>[] = [];
     if (inTime.length > 0) {
-      const values = inTime.map((s, i) => `(${escapeLiteral(s)}, ${i})`).join(', ');
+      const values = inTime
+        .map((s, i) => `(${escapeLiteral(s)}, ${i}, ${sqlInt(seqOf.get(s))})`)
+        .join(', ');
       const results = await this.transaction(
         client,
         `SELECT 1 FROM lecture WHERE id = ${id} FOR UPDATE`,
         // One statement, after the lock: its snapshot sees every seat and row committed before.
-        `WITH req (student_id, ord) AS (VALUES ${values}),
+        `WITH req (student_id, ord, queue_seq) AS (VALUES ${values}),
          lec AS (SELECT *, opens_at <= now() AS opened,
                         (closes_at IS NOT NULL AND closes_at <= now()) AS closed
                    FROM lecture WHERE id = ${id}),
          had AS (SELECT e.student_id, e.enrolled_at FROM enrollment e
                   WHERE e.lecture_id = ${id} AND e.student_id IN (SELECT student_id FROM req)),
-         fresh AS (SELECT r.student_id, row_number() OVER (ORDER BY r.ord) AS n FROM req r
+         fresh AS (SELECT r.student_id, r.queue_seq, row_number() OVER (ORDER BY r.ord) AS n FROM req r
                     WHERE r.student_id NOT IN (SELECT student_id FROM had)),
-         winners AS (SELECT f.student_id FROM fresh f, lec l
+         winners AS (SELECT f.student_id, f.queue_seq FROM fresh f, lec l
                       WHERE l.opened AND NOT l.closed AND f.n <= l.seats_left),
          taken AS (
            UPDATE lecture SET seats_left = seats_left - (SELECT count(*) FROM winners), version = version + 1
             WHERE id = ${id} AND EXISTS (SELECT 1 FROM winners)
             RETURNING seats_left, version),
          inserted AS (
-           INSERT INTO enrollment (lecture_id, student_id) SELECT ${id}, student_id FROM winners
+           INSERT INTO enrollment (lecture_id, student_id, queue_seq)
+           SELECT ${id}, student_id, queue_seq FROM winners
            RETURNING student_id, enrolled_at)
          SELECT r.student_id, i.enrolled_at AS won_at, h.enrolled_at AS had_at, l.opened, l.closed,
                 l.id, coalesce(t.version, l.version) AS version, l.capacity,
                 coalesce(t.seats_left, l.seats_left) AS "seatsLeft", l.opens_at AS "opensAt",
                 l.closes_at AS "closesAt", l.batch_size AS "batchSize",
-                l.ticket_ttl_seconds AS "ticketTtlSeconds", l.max_active_tickets AS "maxActiveTickets"
+                l.ticket_ttl_seconds AS "ticketTtlSeconds", l.max_active_tickets AS "maxActiveTickets",
+                l.pre_queue_minutes AS "preQueueMinutes"
            FROM req r CROSS JOIN lec l
            LEFT JOIN inserted i USING (student_id)
            LEFT JOIN had h USING (student_id)
@@ -172,4 +179,9 @@ function outcomeOf(r: Record<string, unknown>): EnrollOutcome {
   if (r.closed) return { kind: 'CLOSED', lecture };
   if (!r.opened) return { kind: 'NOT_OPEN', lecture };
   return { kind: 'FULL', lecture };
+}
+
+/** An integer or NULL as a SQL literal (typed, so a VALUES list of NULLs stays bigint). */
+function sqlInt(n: number | null | undefined): string {
+  return Number.isSafeInteger(n) ? `${n}::bigint` : 'NULL::bigint';
 }

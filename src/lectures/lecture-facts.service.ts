@@ -105,7 +105,8 @@ export class LectureFactsService {
       const snapshot = await this.snapshots.withHolders(id);
       if (!snapshot) return null;
       // Refused: a commit newer than the snapshot reached Redis meanwhile; read again.
-      if (await this.store.rebuild(snapshot.facts, snapshot.holders)) return snapshot.facts;
+      const { facts, holders, floor } = snapshot;
+      if (await this.store.rebuild(facts, holders, floor)) return facts;
     }
     throw new Error(`lecture ${id}: facts kept changing during ${REBUILD_TRIES} rebuilds`);
   }

@@ -11,6 +11,7 @@ export interface LectureFacts {
   batchSize: number;
   ticketTtlSeconds: number;
   maxActiveTickets: number;
+  preQueueMinutes: number;
 }
 
 export function factsOf(
@@ -25,6 +26,7 @@ export function factsOf(
     | 'batchSize'
     | 'ticketTtlSeconds'
     | 'maxActiveTickets'
+    | 'preQueueMinutes'
   >,
 ): LectureFacts {
   return {
@@ -37,6 +39,7 @@ export function factsOf(
     batchSize: l.batchSize,
     ticketTtlSeconds: l.ticketTtlSeconds,
     maxActiveTickets: l.maxActiveTickets,
+    preQueueMinutes: l.preQueueMinutes,
   };
 }
 
@@ -50,6 +53,7 @@ export function toHashFields(f: LectureFacts): (string | number)[] {
     'maxActive', f.maxActiveTickets,
     'opensAt', f.opensAt,
     'closesAt', f.closesAt ?? '',
+    'preQueueMs', f.preQueueMinutes * 60_000,
   ]; // prettier-ignore
 }
 
@@ -66,5 +70,6 @@ export function fromHash(id: number, h: Record<string, string>): LectureFacts | 
     batchSize: Number(h.batchSize),
     ticketTtlSeconds: Number(h.ttl),
     maxActiveTickets: Number(h.maxActive),
+    preQueueMinutes: Number(h.preQueueMs ?? 0) / 60_000,
   };
 }

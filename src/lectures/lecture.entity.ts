@@ -36,6 +36,30 @@ export class Lecture {
   @Column('int', { name: 'max_active_tickets' })
   maxActiveTickets: number;
 
+  /** Minutes before opensAt from which joins enter the pre-queue (0: no pre-queue). */
+  @Column('int', { name: 'pre_queue_minutes' })
+  preQueueMinutes: number;
+
+  /** The draw's secret: never answered or logged before drawnAt. */
+  @Column('bytea', { name: 'draw_seed' })
+  drawSeed: Buffer;
+
+  /** Lowercase hex SHA-256 of drawSeed, published from the start. */
+  @Column('char', { name: 'seed_commitment', length: 64 })
+  seedCommitment: string;
+
+  /** When the pre-queue was drawn into the queue (null: not yet). */
+  @Column('timestamptz', { name: 'drawn_at', nullable: true })
+  drawnAt: Date | null;
+
+  /** How many pre-queued students were drawn. */
+  @Column('int', { name: 'pre_queued_count', nullable: true })
+  preQueuedCount: number | null;
+
+  /** The queue sequence number the draw gave its first student. */
+  @Column('bigint', { name: 'draw_first_seq', nullable: true })
+  drawFirstSeq: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

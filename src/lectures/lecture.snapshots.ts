@@ -4,10 +4,36 @@ import { DataSource } from 'typeorm';
 import { MAX_ID } from '../common/parse-id.pipe';
 import { LectureFacts, factsOf } from './lecture-facts';
 
+/** What a lecture's queue order must never fall behind, as PostgreSQL recorded it. */
+export interface QueueOrderFloor {
+  /** the highest queue sequence number in the admission log or an enrollment (0: none) */
+  seq: number;
+  /** the recorded draw, or null when PostgreSQL has none yet */
+  draw: { at: number; count: number; first: number } | null;
+}
+
+// The floor's columns, for a lecture row aliased `l`.
+const FLOOR_COLUMNS = `greatest(
+    coalesce((SELECT max(a.queue_seq) FROM admission a WHERE a.lecture_id = l.id), 0),
+    coalesce((SELECT max(e.queue_seq) FROM enrollment e WHERE e.lecture_id = l.id), 0),
+    coalesce(l.draw_first_seq + l.pre_queued_count - 1, 0)) AS "floorSeq",
+  l.drawn_at AS "drawnAt", l.pre_queued_count AS "drawCount", l.draw_first_seq AS "drawFirst"`;
+
+function floorOf(row: Record<string, unknown>): QueueOrderFloor {
+  const drawnAt = row.drawnAt as Date | null;
+  return {
+    seq: Number(row.floorSeq),
+    draw: drawnAt
+      ? { at: drawnAt.getTime(), count: Number(row.drawCount), first: Number(row.drawFirst) }
+      : null,
+  };
+}
+
 // The columns of LectureFacts, named as the entity names them.
 const FACTS_COLUMNS = `l.id, l.version, l.capacity, l.seats_left AS "seatsLeft", l.opens_at AS "opensAt",
   l.closes_at AS "closesAt", l.batch_size AS "batchSize",
-  l.ticket_ttl_seconds AS "ticketTtlSeconds", l.max_active_tickets AS "maxActiveTickets"`;
+  l.ticket_ttl_seconds AS "ticketTtlSeconds", l.max_active_tickets AS "maxActiveTickets",
+  l.pre_queue_minutes AS "preQueueMinutes"`;
 
 /**
  * Reads of a lecture together with its seat holders, each ONE statement, so the facts and the
@@ -17,16 +43,21 @@ const FACTS_COLUMNS = `l.id, l.version, l.capacity, l.seats_left AS "seatsLeft",
 export class LectureSnapshots {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** The lecture and every student holding a seat in it; null when there is no such lecture. */
-  async withHolders(id: number): Promise<{ facts: LectureFacts; holders: string[] } | null> {
+  /**
+   * The lecture, every student holding a seat in it, and the floor of its queue order; null
+   * when there is no such lecture.
+   */
+  async withHolders(
+    id: number,
+  ): Promise<{ facts: LectureFacts; holders: string[]; floor: QueueOrderFloor } | null> {
     if (id > MAX_ID) return null;
     const [row] = await this.db.query(
-      `SELECT ${FACTS_COLUMNS},
+      `SELECT ${FACTS_COLUMNS}, ${FLOOR_COLUMNS},
               coalesce((SELECT array_agg(e.student_id) FROM enrollment e WHERE e.lecture_id = l.id), '{}') AS holders
          FROM lecture l WHERE l.id = $1`,
       [id],
     );
-    return row ? { facts: factsOf(row), holders: row.holders } : null;
+    return row ? { facts: factsOf(row), holders: row.holders, floor: floorOf(row) } : null;
   }
 
   /** The lecture, and which of `students` hold a seat in it. */
@@ -48,6 +79,14 @@ export class LectureSnapshots {
   async maxId(): Promise<number> {
     const [row] = await this.db.query('SELECT coalesce(max(id), 0) AS max FROM lecture');
     return Number(row.max);
+  }
+
+  /** Opened lectures whose draw PostgreSQL has not recorded yet. */
+  async undrawnIds(): Promise<number[]> {
+    const rows: { id: number }[] = await this.db.query(
+      'SELECT id FROM lecture WHERE opens_at <= now() AND drawn_at IS NULL',
+    );
+    return rows.map((r) => r.id);
   }
 
   /**

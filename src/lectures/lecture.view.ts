@@ -8,6 +8,20 @@ export class AdmissionSettingsView {
   batchSize: number;
   ticketTtlSeconds: number;
   maxActiveTickets: number;
+  /** minutes before opensAt from which joins enter the pre-queue; 0: no pre-queue */
+  preQueueMinutes: number;
+}
+
+/** The fair opening's commitment, and after the draw everything needed to check it. */
+export class FairnessView {
+  /** lowercase hex SHA-256 of the seed's 32 bytes, published from the start */
+  seedCommitment: string;
+  /** lowercase hex of the 32-byte seed; null until the draw */
+  seed: string | null;
+  /** how many pre-queued students were drawn; null until the draw */
+  preQueued: number | null;
+  /** ISO 8601 time of the draw; null until the draw */
+  drawnAt: string | null;
 }
 
 /** The `Lecture` JSON of API.md. */
@@ -24,6 +38,7 @@ export class LectureView {
   /** SCHEDULED before opensAt, OPEN, FULL (no seat left) or CLOSED after closesAt */
   status: LectureStatus;
   admission: AdmissionSettingsView;
+  fairness: FairnessView;
 }
 
 export class LectureList {
@@ -54,6 +69,21 @@ export function toLectureView(l: Lecture, now = new Date()): LectureView {
       batchSize: l.batchSize,
       ticketTtlSeconds: l.ticketTtlSeconds,
       maxActiveTickets: l.maxActiveTickets,
+      preQueueMinutes: l.preQueueMinutes,
     },
+    fairness: fairnessOf(l),
+  };
+}
+
+/** The seed stays secret until the draw has run, then everything is public. */
+export function fairnessOf(
+  l: Pick<Lecture, 'drawSeed' | 'seedCommitment' | 'drawnAt' | 'preQueuedCount'>,
+): FairnessView {
+  const drawn = l.drawnAt !== null;
+  return {
+    seedCommitment: l.seedCommitment,
+    seed: drawn ? l.drawSeed.toString('hex') : null,
+    preQueued: drawn ? (l.preQueuedCount ?? 0) : null,
+    drawnAt: drawn ? l.drawnAt!.toISOString() : null,
   };
 }

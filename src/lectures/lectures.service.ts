@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -44,6 +45,8 @@ export class LecturesService {
       batchSize: dto.admission?.batchSize ?? defaults.batchSize,
       ticketTtlSeconds: dto.admission?.ticketTtlSeconds ?? defaults.ticketTtlSeconds,
       maxActiveTickets: dto.admission?.maxActiveTickets ?? defaults.maxActiveTickets,
+      preQueueMinutes: dto.admission?.preQueueMinutes ?? defaults.preQueueMinutes,
+      ...newSeed(),
     });
     assertWindow(lecture);
     const saved = await this.db.getRepository(Lecture).save(lecture);
@@ -131,4 +134,10 @@ function assertWindow(l: Pick<Lecture, 'opensAt' | 'closesAt'>): void {
 
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** The draw's secret seed and its published commitment (SHA-256 of the seed's bytes). */
+function newSeed(): { drawSeed: Buffer; seedCommitment: string } {
+  const drawSeed = randomBytes(32);
+  return { drawSeed, seedCommitment: createHash('sha256').update(drawSeed).digest('hex') };
 }

@@ -105,6 +105,8 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
     } else if (e.kind === 'stream') {
       const s = streams.get(e.student);
       if (s && s.id !== e.streamId) this.remove(s); // the newest stream wins
+    } else if (e.kind === 'drawn') {
+      this.refreshPreQueued(streams.values());
     }
   }
 
@@ -126,6 +128,11 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
     } finally {
       s.refreshing = false;
     }
+  }
+
+  /** The pre-queue was drawn: its students' streams learn their place (or their ticket). */
+  private refreshPreQueued(streams: Iterable<QueueStream>): void {
+    for (const s of streams) if (s.status?.status === 'PRE_QUEUED') void this.refresh(s);
   }
 
   /** An admission, shown from the news itself: the push needs no Redis read. */
@@ -169,6 +176,8 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
             for (const s of streams.values()) void this.refresh(s); // they see CLOSED and end
             return;
           }
+          // The draw's news may have been lost: pre-queued streams of an opened lecture re-read.
+          if (now >= facts.opensAt) this.refreshPreQueued(streams.values());
           const waiting = [...streams.values()].filter((s) => s.seq !== null);
           if (waiting.length > 0) await this.updatePositions(lectureId, waiting);
         } catch (err) {

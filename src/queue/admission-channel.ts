@@ -13,7 +13,9 @@ export type ChannelEvent =
   /** these students were granted tickets expiring at `expiresAt`, `waiting` left in the queue */
   | { kind: 'admitted'; lectureId: number; students: string[]; expiresAt: number; waiting: number }
   /** a student opened a live stream: older streams of theirs for this lecture end */
-  | { kind: 'stream'; lectureId: number; student: string; streamId: string };
+  | { kind: 'stream'; lectureId: number; student: string; streamId: string }
+  /** the pre-queue was drawn into the queue: pre-queued students' streams re-read */
+  | { kind: 'drawn'; lectureId: number };
 
 type Listener = (event: ChannelEvent) => void;
 
@@ -23,7 +25,7 @@ type Listener = (event: ChannelEvent) => void;
  * "a slot may have freed in lecture N", and in keyspace mode Redis's own ticket-expiry events),
  * and the news live streams need from whichever instance caused it. Messages are
  * `<lecture>` (a slot), `<lecture> s <student>...`, `<lecture> a <expiresAt> <waiting> <student>...`
- * or `<lecture> o <student> <streamId>`.
+ * or `<lecture> o <student> <streamId>` or `<lecture> d` (drawn).
  * Events can be lost (Pub/Sub only reaches connected subscribers) or repeated; the admission
  * script recomputes everything, streams re-read what they show, and the cron is the safety net.
  */
@@ -75,6 +77,11 @@ export class AdmissionChannel implements OnApplicationShutdown {
     }
   }
 
+  /** Tells every instance the lecture's pre-queue was drawn. Never throws. */
+  async drawn(lectureId: number): Promise<void> {
+    await this.publish(`${lectureId} d`);
+  }
+
   /** Tells every instance this student opened a live stream. Never throws. */
   async streamOpened(lectureId: number, student: string, streamId: string): Promise<void> {
     await this.publish(`${lectureId} o ${student} ${streamId}`);
@@ -100,6 +107,7 @@ export class AdmissionChannel implements OnApplicationShutdown {
     if (!Number.isSafeInteger(lectureId)) return undefined;
     if (kind === undefined) return { kind: 'slot', lectureId };
     if (kind === 's') return { kind: 'students', lectureId, students: rest };
+    if (kind === 'd') return { kind: 'drawn', lectureId };
     if (kind === 'o') return { kind: 'stream', lectureId, student: rest[0], streamId: rest[1] };
     if (kind === 'a') {
       const [expiresAt, waiting, ...students] = rest;

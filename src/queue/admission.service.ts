@@ -7,6 +7,8 @@ import {
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { AdmissionLogStore } from '../fairness/admission-log.store';
+import { DrawRecorder } from '../fairness/draw.recorder';
 import { LectureEvents } from '../lectures/lecture-events';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { LectureSnapshots } from '../lectures/lecture.snapshots';
@@ -36,6 +38,8 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   private ticking = false;
   private ticks = 0;
   private readonly eventRuns = new Map<number, 'running' | 'again'>();
+  /** Timers that run a lecture's draw the moment it opens (event modes; the cron backs them). */
+  private readonly drawTimers = new Map<number, NodeJS.Timeout>();
 
   constructor(
     private readonly queue: QueueStore,
@@ -45,6 +49,8 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     private readonly recovery: HoldRecovery,
     private readonly scheduler: SchedulerRegistry,
     private readonly channel: AdmissionChannel,
+    private readonly draws: DrawRecorder,
+    private readonly log: AdmissionLogStore,
     private readonly metrics: MetricsService,
     lectureEvents: LectureEvents,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -63,6 +69,26 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
 
   onApplicationShutdown(): void {
     if (this.scheduler.doesExist('interval', CRON_NAME)) this.scheduler.deleteInterval(CRON_NAME);
+    for (const timer of this.drawTimers.values()) clearTimeout(timer);
+    this.drawTimers.clear();
+  }
+
+  /**
+   * A student entered the lecture's pre-queue: in event modes, run the draw (and the first
+   * admission) the moment the lecture opens rather than at the next tick. Any instance may;
+   * the draw runs once whoever is first. If opensAt moves, the cron still finds the new time.
+   */
+  drawAt(lectureId: number, opensAt: number): void {
+    if (!this.channel.enabled || this.drawTimers.has(lectureId)) return;
+    const timer = setTimeout(
+      () => {
+        this.drawTimers.delete(lectureId);
+        this.admitSoon(lectureId);
+      },
+      Math.max(0, opensAt - Date.now()),
+    );
+    timer.unref();
+    this.drawTimers.set(lectureId, timer);
   }
 
   /** One cron tick over every watched lecture. Never throws. */
@@ -83,10 +109,20 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     }
   }
 
-  /** Watches every lecture that is open or closed lately; the next admit unwatches idle ones. */
+  /**
+   * Watches every lecture that is open or closed lately (the next admit unwatches idle ones),
+   * lists them for the admission log's copier, and draws and records every opened lecture
+   * whose draw PostgreSQL does not hold yet (nobody pre-queued, or the recording failed).
+   */
   private async sweep(): Promise<void> {
     const recentMs = SWEEP_EVERY_TICKS * this.config.admission.intervalMs * 2;
-    await this.queue.watch(...(await this.snapshots.openIds(recentMs)));
+    const open = await this.snapshots.openIds(recentMs);
+    await this.queue.watch(...open);
+    await this.log.watch(...open);
+    for (const id of await this.snapshots.undrawnIds()) {
+      await this.admit(id, 'event');
+      await this.draws.record(id);
+    }
   }
 
   /**
@@ -128,6 +164,8 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       result = await this.tickets.admit(lectureId, mode, interval);
     }
     if (!result) return 0;
+    if (result.drew) await this.drawn(lectureId);
+    if (result.admitted > 0) await this.log.watch(lectureId);
     this.metrics.ticketEvent(lectureId, 'granted', result.admitted);
     await this.channel.studentsAdmitted(
       lectureId,
@@ -139,5 +177,15 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     if (result.lapsed > 0) await this.recovery.recover(lectureId);
     if (result.idle) await this.queue.unwatchIfIdle(lectureId);
     return result.admitted;
+  }
+
+  /** This instance ran the draw: live streams learn it now, PostgreSQL records it. */
+  async drawn(lectureId: number): Promise<void> {
+    await this.channel.drawn(lectureId);
+    await this.draws.record(lectureId).catch((err: Error) => {
+      this.logger.warn(
+        `lecture ${lectureId}: draw not recorded yet (${err.message}); the sweep retries`,
+      );
+    });
   }
 }

@@ -3,9 +3,12 @@ import type { Place } from './queue.store';
 /** The `QueueStatus` JSON of API.md. */
 export class QueueStatusView {
   lectureId: number;
-  /** WAITING, ADMITTED (holds a ticket), ENROLLED or NOT_QUEUED */
-  status: 'WAITING' | 'ADMITTED' | 'ENROLLED' | 'NOT_QUEUED';
-  /** 1-based place while WAITING (1 = next to be admitted), else null */
+  /**
+   * WAITING, ADMITTED (holds a ticket), ENROLLED, NOT_QUEUED, or PRE_QUEUED (joined the
+   * pre-queue before opensAt; placed by the draw at opensAt)
+   */
+  status: 'WAITING' | 'ADMITTED' | 'ENROLLED' | 'NOT_QUEUED' | 'PRE_QUEUED';
+  /** 1-based place while WAITING (1 = next to be admitted), else null (PRE_QUEUED too) */
   position: number | null;
   /** students waiting in this lecture's queue */
   waiting: number;
@@ -26,8 +29,11 @@ export function toQueueStatusView(
   place: Place,
   nominalRatePerSecond: number,
 ): QueueStatusView {
-  // FULL (a refused join) reads as not queued; LAPSED never reaches a view (recovered first).
-  const status = place.state === 'FULL' || place.state === 'LAPSED' ? 'NOT_QUEUED' : place.state;
+  // A refused join (FULL, NOT_OPEN) reads as not queued; LAPSED never reaches a view.
+  const status =
+    place.state === 'FULL' || place.state === 'NOT_OPEN' || place.state === 'LAPSED'
+      ? 'NOT_QUEUED'
+      : place.state;
   const rate = place.observedRate ?? nominalRatePerSecond;
   const estimate =
     status === 'WAITING' && place.seatsLeft > 0 && rate > 0

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
+import { FairnessModule } from '../fairness/fairness.module';
 import { LecturesModule } from '../lectures/lectures.module';
 import { AdmissionChannel } from './admission-channel';
 import { AdmissionService } from './admission.service';
@@ -10,7 +11,7 @@ import { QueueStore } from './queue.store';
 import { TicketStore } from './ticket.store';
 
 @Module({
-  imports: [ScheduleModule.forRoot(), LecturesModule],
+  imports: [ScheduleModule.forRoot(), LecturesModule, FairnessModule],
   controllers: [QueueController],
   providers: [
     QueueService,

@@ -6,21 +6,26 @@ import { LectureFacts } from '../lectures/lecture-facts';
 import { LecturesService } from '../lectures/lectures.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from './admission-channel';
+import { DrawSeeds } from '../fairness/draw-seeds';
 import { AdmissionService } from './admission.service';
 import { HoldRecovery } from './hold-recovery.service';
 import { Place, QueueShape, QueueStore } from './queue.store';
 import { QueueStatusView, toQueueStatusView } from './queue-status.view';
 
 export class LectureStats {
+  /** students in the queue (never those in the pre-queue) */
   waiting: number;
   activeTickets: number;
   enrolled: number;
   seatsLeft: number;
   admittedTotal: number;
+  /** students in the pre-queue now (drawn into the queue at opensAt) */
+  preQueued: number;
 }
 
 const isClosed = (f: LectureFacts, now = Date.now()) => f.closesAt !== null && now >= f.closesAt;
 const closed = () => new AppError('CLOSED', 'enrollment has closed');
+const notOpen = () => new AppError('NOT_OPEN', 'enrollment has not opened yet');
 
 @Injectable()
 export class QueueService {
@@ -33,20 +38,27 @@ export class QueueService {
     private readonly admission: AdmissionService,
     private readonly recovery: HoldRecovery,
     private readonly channel: AdmissionChannel,
+    private readonly seeds: DrawSeeds,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Joins at the back; a repeat join returns the current place unchanged (created: false). */
+  /**
+   * Joins at the back, or before opensAt the pre-queue; a repeat join returns the current place
+   * unchanged (created: false). Redis decides which side of opensAt a join falls on.
+   */
   async join(
     lectureId: number,
     studentId: string,
   ): Promise<{ created: boolean; status: QueueStatusView }> {
     const facts = await this.facts.get(lectureId);
-    if (Date.now() < facts.opensAt) throw new AppError('NOT_OPEN', 'enrollment has not opened yet');
+    if (Date.now() < facts.opensAt - facts.preQueueMinutes * 60_000) throw notOpen();
     if (isClosed(facts)) throw closed();
     let place = await this.placeOf(lectureId, studentId, true);
     if (place.state === 'FULL') throw new AppError('FULL', 'no seat is left');
+    if (place.state === 'NOT_OPEN') throw notOpen();
+    if (place.created && place.state === 'PRE_QUEUED')
+      this.admission.drawAt(lectureId, facts.opensAt);
     if (place.created) {
       await this.channel.studentsChanged(lectureId, [studentId]);
       // Every join lists the lecture for the cron (idempotent); if this fails, the student is
@@ -106,7 +118,7 @@ export class QueueService {
   /** A status built from what a live stream was told, with seats left from the facts cache. */
   private async liveView(
     lectureId: number,
-    known: Omit<Place, 'seatsLeft' | 'created' | 'roomToAdmit' | 'seq'>,
+    known: Omit<Place, 'seatsLeft' | 'created' | 'roomToAdmit' | 'seq' | 'drew'>,
   ): Promise<QueueStatusView> {
     const facts = await this.facts.get(lectureId);
     const place: Place = {
@@ -115,14 +127,16 @@ export class QueueService {
       created: false,
       roomToAdmit: false,
       seq: null,
+      drew: false,
     };
     return this.view(lectureId, place, facts);
   }
 
   /** Gives up the place or the unused ticket; the slot goes to the next student. */
   async leave(lectureId: number, studentId: string): Promise<void> {
-    await this.facts.get(lectureId); // LECTURE_NOT_FOUND before anything else
-    const { left, gaveBack } = await this.store.leave(lectureId, studentId);
+    const facts = await this.facts.get(lectureId); // LECTURE_NOT_FOUND before anything else
+    const member = await this.seeds.memberFor(facts, studentId);
+    const { left, gaveBack } = await this.store.leave(lectureId, studentId, member);
     if (left || gaveBack) await this.channel.studentsChanged(lectureId, [studentId]);
     if (gaveBack) {
       this.metrics.ticketEvent(lectureId, 'given_back');
@@ -133,13 +147,14 @@ export class QueueService {
   /** Seats from PostgreSQL (the truth), queue figures from Redis. */
   async stats(lectureId: number): Promise<LectureStats> {
     const seats = await this.lectures.seatCounts(lectureId);
-    const { waiting, activeTickets, admittedTotal } = await this.store.counts(lectureId);
+    const { waiting, activeTickets, admittedTotal, preQueued } = await this.store.counts(lectureId);
     return {
       waiting,
       activeTickets,
       enrolled: seats.enrolled,
       seatsLeft: seats.seatsLeft,
       admittedTotal,
+      preQueued,
     };
   }
 
@@ -148,14 +163,17 @@ export class QueueService {
    * after recovering a lapsed enroll hold (the student is then ENROLLED or ADMITTED again).
    */
   private async placeOf(lectureId: number, studentId: string, join: boolean): Promise<Place> {
-    let place = await this.store.place(lectureId, studentId, join);
+    const member = await this.seeds.memberFor(await this.facts.get(lectureId), studentId);
+    const read = () => this.store.place(lectureId, studentId, join, member);
+    let place = await read();
     if (!place) {
       await this.facts.reload(lectureId);
-      place = await this.store.place(lectureId, studentId, join);
+      place = await read();
     }
+    if (place?.drew) void this.admission.drawn(lectureId); // recorded aside: not this join's wait
     if (place?.state === 'LAPSED') {
       await this.recovery.recover(lectureId);
-      place = await this.store.place(lectureId, studentId, join);
+      place = await read();
     }
     if (!place || place.state === 'LAPSED') {
       throw new AppError('UNAVAILABLE', 'the queue state could not be rebuilt; try again');

@@ -4,7 +4,15 @@ import { WAITING_LECTURES_KEY, lectureKeys } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
 import { PositionsReply, isScriptError } from '../redis/script-commands';
 
-export type PlaceState = 'ENROLLED' | 'ADMITTED' | 'WAITING' | 'NOT_QUEUED' | 'FULL' | 'LAPSED';
+export type PlaceState =
+  | 'ENROLLED'
+  | 'ADMITTED'
+  | 'WAITING'
+  | 'PRE_QUEUED'
+  | 'NOT_QUEUED'
+  | 'FULL'
+  | 'NOT_OPEN'
+  | 'LAPSED';
 
 export interface Place {
   state: PlaceState;
@@ -21,6 +29,8 @@ export interface Place {
   roomToAdmit: boolean;
   /** WAITING: the join sequence number (the queue's score), for live positions */
   seq: number | null;
+  /** this call ran the lecture's draw (record it in PostgreSQL) */
+  drew: boolean;
 }
 
 export interface QueueShape {
@@ -51,15 +61,24 @@ export function positionIn(shape: QueueShape, seq: number): number | null {
 export class QueueStore {
   constructor(@InjectRedis() private readonly redis: Redis) {}
 
-  /** The student's place; with `join`, joins at the back first. null: facts not in Redis. */
-  async place(lectureId: number, studentId: string, join: boolean): Promise<Place | null> {
+  /**
+   * The student's place; with `join`, joins at the back (or the pre-queue) first. `member` is
+   * the student's pre-queue member ('' once the lecture has opened). null: facts not in Redis.
+   */
+  async place(
+    lectureId: number,
+    studentId: string,
+    join: boolean,
+    member: string,
+  ): Promise<Place | null> {
     const k = lectureKeys(lectureId);
     const reply = await this.redis.join(
       k.queue, k.seq, k.ticket(studentId), k.inflight, k.enrolled, k.facts, k.admitLog, k.tickets,
-      studentId, join ? '1' : '0',
+      k.prequeue, k.drawn, k.draw,
+      studentId, join ? '1' : '0', member,
     ); // prettier-ignore
     if (isScriptError(reply)) return null; // ScriptError.Missing
-    const [state, detail, waiting, seatsLeft, created, rate, room, seq] = reply;
+    const [state, detail, waiting, seatsLeft, created, rate, room, seq, drew] = reply;
     return {
       state: state as PlaceState,
       position: state === 'WAITING' ? detail : null,
@@ -70,6 +89,7 @@ export class QueueStore {
       observedRate: rate === '' ? null : Number(rate),
       roomToAdmit: room === 1,
       seq: state === 'WAITING' ? seq : null,
+      drew: drew === 1,
     };
   }
 
@@ -83,11 +103,15 @@ export class QueueStore {
     return shapeOf(await this.redis.positions(k.queue, k.gone, k.admitLog));
   }
 
-  /** Gives up the place and any unused ticket. */
-  async leave(lectureId: number, studentId: string): Promise<{ left: boolean; gaveBack: boolean }> {
+  /** Gives up the place (in the pre-queue too, given its member) and any unused ticket. */
+  async leave(
+    lectureId: number,
+    studentId: string,
+    member: string,
+  ): Promise<{ left: boolean; gaveBack: boolean }> {
     const k = lectureKeys(lectureId);
     const [left, gaveBack] = await this.redis.leave(
-      k.queue, k.ticket(studentId), k.tickets, k.stats, k.gone, studentId,
+      k.queue, k.ticket(studentId), k.tickets, k.stats, k.gone, k.prequeue, studentId, member,
     ); // prettier-ignore
     return { left: left === 1, gaveBack: gaveBack === 1 };
   }
@@ -118,20 +142,24 @@ export class QueueStore {
   }
 
   /** Figures for the admin's stats route. */
-  async counts(
-    lectureId: number,
-  ): Promise<{ waiting: number; activeTickets: number; admittedTotal: number }> {
+  async counts(lectureId: number): Promise<{
+    waiting: number;
+    activeTickets: number;
+    admittedTotal: number;
+    preQueued: number;
+  }> {
     const k = lectureKeys(lectureId);
     const now = Date.now();
-    const [waiting, active, admitted] = (await this.redis
+    const [waiting, active, admitted, preQueued] = (await this.redis
       .multi()
       .zcard(k.queue)
       .zcount(k.tickets, `(${now}`, '+inf')
       .hget(k.stats, 'admittedTotal')
+      .zcard(k.prequeue)
       .exec())!.map(([err, v]) => {
       if (err) throw err;
       return Number(v ?? 0);
     });
-    return { waiting, activeTickets: active, admittedTotal: admitted };
+    return { waiting, activeTickets: active, admittedTotal: admitted, preQueued };
   }
 }

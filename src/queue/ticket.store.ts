@@ -17,6 +17,8 @@ export interface AdmitResult {
   students: string[];
   /** their tickets' expiry, ms since the epoch */
   expiresAt: number;
+  /** this call ran the lecture's draw (record it in PostgreSQL) */
+  drew: boolean;
 }
 
 /**
@@ -37,20 +39,31 @@ export class TicketStore {
     const k = lectureKeys(lectureId);
     const reply = await this.redis.admit(
       k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
+      k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions,
       mode, intervalMs,
     ); // prettier-ignore
     if (isScriptError(reply)) return null; // ScriptError.Missing
-    const [admitted, waiting, expired, lapsed, idle, students, expiresAt] = reply;
-    return { admitted, waiting, expired, lapsed, idle: idle === 1, students, expiresAt };
+    const [admitted, waiting, expired, lapsed, idle, students, expiresAt, drew] = reply;
+    return {
+      admitted, waiting, expired, lapsed, idle: idle === 1, students, expiresAt, drew: drew === 1,
+    }; // prettier-ignore
   }
 
-  /** Deletes the ticket (only one caller can win) and holds the seat until `holdMs` from now. */
-  async consume(lectureId: number, studentId: string, holdMs: number): Promise<number | null> {
+  /**
+   * Deletes the ticket (only one caller can win) and holds the seat until `holdMs` from now.
+   * Returns the ticket's remaining lifetime and its queue sequence number (null: not known).
+   */
+  async consume(
+    lectureId: number,
+    studentId: string,
+    holdMs: number,
+  ): Promise<{ msLeft: number; queueSeq: number | null } | null> {
     const k = lectureKeys(lectureId);
-    const msLeft = await this.redis.consume(
-      k.ticket(studentId), k.tickets, k.inflight, k.stats, studentId, holdMs,
+    const reply = await this.redis.consume(
+      k.ticket(studentId), k.tickets, k.inflight, k.stats, k.grants, studentId, holdMs,
     ); // prettier-ignore
-    return msLeft === ScriptError.Missing ? null : msLeft;
+    if (reply === ScriptError.Missing) return null;
+    return { msLeft: reply[0], queueSeq: reply[1] > 0 ? reply[1] : null };
   }
 
   /** Puts a consumed ticket back with the lifetime it had left; false if the hold was gone. */

@@ -19,6 +19,12 @@ export function lectureKeys(lectureId: number) {
     seq: `${tag}:seq`,
     /** sorted set: sequence numbers that left the queue other than from its head */
     gone: `${tag}:gone`,
+    /** sorted set, all scores 0: '<HMAC hex>:<student>' of each pre-queued student (HMAC order) */
+    prequeue: `${tag}:prequeue`,
+    /** the pre-queue as drawn (renamed at the draw), kept until PostgreSQL has recorded it */
+    drawn: `${tag}:drawn`,
+    /** hash: the draw marker (at, count, first queue sequence number); present once drawn */
+    draw: `${tag}:draw`,
 
     // --- queue/ticket.store.ts: admission tickets, from grant to consumption
     /** prefix of ticket keys: one string per admitted student, with the ticket's TTL */
@@ -32,6 +38,10 @@ export function lectureKeys(lectureId: number) {
     stats: `${tag}:stats`,
     /** sorted set: time (ms) -> admittedTotal, the last minute of admissions */
     admitLog: `${tag}:admitlog`,
+    /** hash: student -> queue sequence number of their live admission (ticket or hold) */
+    grants: `${tag}:grants`,
+    /** stream: the admission log, one entry per grant, until PostgreSQL has copied it */
+    admissions: `${tag}:admissions`,
   };
 }
 
@@ -42,3 +52,12 @@ export type LectureKeys = ReturnType<typeof lectureKeys>;
  * Written by queue/queue.store.ts only.
  */
 export const WAITING_LECTURES_KEY = 'lectures:waiting';
+
+/**
+ * Set of lecture ids whose admission stream may hold entries not yet copied to PostgreSQL;
+ * the admission log's copier walks it. Written by queue/admission-log.store.ts only.
+ */
+export const LOGGED_LECTURES_KEY = 'lectures:logged';
+
+/** The consumer group that copies admission streams into PostgreSQL. */
+export const ADMISSION_LOG_GROUP = 'pg-copier';

@@ -9,6 +9,8 @@ const LUA_DIR = [resolve(__dirname, '../../lua'), resolve(__dirname, '../../../l
 
 /** Script file name `<name>-<numberOfKeys>.lua`, as in bullmq. */
 const SCRIPT_FILE = /^([a-z-]+)-(\d+)\.lua$/;
+/** `--- @include "name"` pastes lua/includes/name.lua in its place (bullmq's convention). */
+const INCLUDE = /^--- @include "([a-z-]+)"$/gm;
 
 export interface ScriptSource {
   /** camelCase command name, e.g. give-back-4.lua -> giveBack */
@@ -25,7 +27,9 @@ export function readScripts(dir = LUA_DIR): ScriptSource[] {
     .map(([file, name, keys]) => ({
       name: name.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase()),
       numberOfKeys: Number(keys),
-      lua: readFileSync(resolve(dir!, file), 'utf8'),
+      lua: readFileSync(resolve(dir!, file), 'utf8').replace(INCLUDE, (_line, name: string) =>
+        readFileSync(resolve(dir!, 'includes', `${name}.lua`), 'utf8'),
+      ),
     }));
 }
 

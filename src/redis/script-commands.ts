@@ -19,31 +19,36 @@ export function isScriptError<T extends unknown[]>(
   return reply.length === 1;
 }
 
-/** join-8.lua: { state, detail, waiting, seatsLeft, created, rate, room, seq } */
-export type JoinReply = [string, number, number, number, number, string, number, number];
-/** admit-8.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt } */
-export type AdmitReply = [number, number, number, number, number, string[], number];
+/** join-11.lua: { state, detail, waiting, seatsLeft, created, rate, room, seq, drew } */
+export type JoinReply = [string, number, number, number, number, string, number, number, number];
+/** admit-14.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew } */
+export type AdmitReply = [number, number, number, number, number, string[], number, number];
 /** positions-3.lua: { head, waiting, rate, ...gone } */
 export type PositionsReply = [number, number, string, ...number[]];
 type Key = string;
 type Arg = string | number;
+type Key11 = [Key, Key, Key, Key, Key, Key, Key, Key, Key, Key, Key];
 
 // Types of the commands lua-scripts.ts defines from lua/<name>-<keys>.lua: KEYS first, then
 // ARGV, exactly as each script's header says. Only the stores call them.
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     join(
-      ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
+      ...keysAndArgs: [...Key11, Arg, Arg, Arg]
     ): Result<JoinReply | [ScriptError.Missing], Context>;
     admit(
-      ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
+      ...keysAndArgs: [...Key11, Key, Key, Key, Arg, Arg]
     ): Result<AdmitReply | [ScriptError.Missing], Context>;
-    leave(...keysAndArgs: [Key, Key, Key, Key, Key, Arg]): Result<[number, number], Context>;
+    leave(
+      ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Arg, Arg]
+    ): Result<[number, number], Context>;
     positions(...keysAndArgs: [Key, Key, Key]): Result<PositionsReply, Context>;
-    consume(...keysAndArgs: [Key, Key, Key, Key, Arg, Arg]): Result<number, Context>;
+    consume(
+      ...keysAndArgs: [Key, Key, Key, Key, Key, Arg, Arg]
+    ): Result<[number, number] | ScriptError.Missing, Context>;
     giveBack(...keysAndArgs: [Key, Key, Key, Key, Arg, Arg]): Result<number, Context>;
     regrant(...keysAndArgs: [Key, Key, Key, Arg, Arg]): Result<number, Context>;
     recordLecture(...keysAndArgs: [Key, Key, ...Arg[]]): Result<number, Context>;
-    rebuildLecture(...keysAndArgs: [Key, Key, ...Arg[]]): Result<number, Context>;
+    rebuildLecture(...keysAndArgs: [Key, Key, Key, Key, ...Arg[]]): Result<number, Context>;
   }
 }

@@ -230,8 +230,8 @@ describe('Enrollment (API.md, Enrollment)', () => {
     const connects = jest.spyOn(pool, 'connect');
     const sendBy = Date.now() + 10_000;
     const outcomes = await app.app.get(SeatTransactions).enrollBatch(id, [
-      { studentId: 'w', sendBy },
-      { studentId: 'l', sendBy },
+      { studentId: 'w', sendBy, queueSeq: 1 },
+      { studentId: 'l', sendBy, queueSeq: 2 },
     ]);
     expect(outcomes.map((o) => o.kind)).toEqual(['ENROLLED', 'FULL']);
     expect(connects).toHaveBeenCalledTimes(1);
@@ -247,6 +247,7 @@ describe('Enrollment (API.md, Enrollment)', () => {
       id,
       ['b1', 'had', 'b2', 'b3', 'slow'].map((studentId) => ({
         studentId,
+        queueSeq: null,
         sendBy: studentId === 'slow' ? Date.now() - 1 : sendBy,
       })),
     );

@@ -33,7 +33,19 @@ describe('Lectures (API.md)', () => {
         opensAt: expect.any(String),
         closesAt: null,
         status: 'OPEN',
-        admission: { batchSize: 50, ticketTtlSeconds: 300, maxActiveTickets: 200 },
+        admission: {
+          batchSize: 50,
+          ticketTtlSeconds: 300,
+          maxActiveTickets: 200,
+          preQueueMinutes: 0,
+        },
+        // The seed stays secret until the draw; its commitment is published from the start.
+        fairness: {
+          seedCommitment: expect.stringMatching(/^[0-9a-f]{64}$/),
+          seed: null,
+          preQueued: null,
+          drawnAt: null,
+        },
       });
       expect(res.body.id).toBeGreaterThan(0);
       expect(Date.parse(res.body.opensAt)).toBeGreaterThanOrEqual(before - 1000);
@@ -50,14 +62,14 @@ describe('Lectures (API.md)', () => {
         capacity: 10,
         opensAt,
         closesAt: '2030-01-02T09:00:00+02:00',
-        admission: { batchSize: 5, ticketTtlSeconds: 60, maxActiveTickets: 7 },
+        admission: { batchSize: 5, ticketTtlSeconds: 60, maxActiveTickets: 7, preQueueMinutes: 45 },
       });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({
         opensAt,
         closesAt: '2030-01-02T07:00:00.000Z',
         status: 'SCHEDULED',
-        admission: { batchSize: 5, ticketTtlSeconds: 60, maxActiveTickets: 7 },
+        admission: { batchSize: 5, ticketTtlSeconds: 60, maxActiveTickets: 7, preQueueMinutes: 45 },
       });
     });
 
@@ -129,6 +141,16 @@ describe('Lectures (API.md)', () => {
         'admission.maxActiveTickets 100001',
         { ...valid, admission: { maxActiveTickets: 100001 } },
         'admission.maxActiveTickets',
+      ],
+      [
+        'admission.preQueueMinutes -1',
+        { ...valid, admission: { preQueueMinutes: -1 } },
+        'admission.preQueueMinutes',
+      ],
+      [
+        'admission.preQueueMinutes 1441',
+        { ...valid, admission: { preQueueMinutes: 1441 } },
+        'admission.preQueueMinutes',
       ],
       ['admission unknown field', { ...valid, admission: { speed: 1 } }, 'speed'],
       ['body an array', [valid], 'body'],

@@ -33,8 +33,10 @@ describe('Migrations', () => {
 
   it('enforce 0 <= seats_left <= capacity and one seat per student', async () => {
     const [{ id }] = await ds.query(
-      `INSERT INTO lecture (title, capacity, seats_left, opens_at, batch_size, ticket_ttl_seconds, max_active_tickets)
-       VALUES ('t', 2, 2, now(), 1, 10, 1) RETURNING id`,
+      `INSERT INTO lecture (title, capacity, seats_left, opens_at, batch_size, ticket_ttl_seconds, max_active_tickets,
+                            draw_seed, seed_commitment)
+       VALUES ('t', 2, 2, now(), 1, 10, 1, $1, $2) RETURNING id`,
+      [Buffer.alloc(32), 'f'.repeat(64)],
     );
     await expect(
       ds.query('UPDATE lecture SET seats_left = -1 WHERE id = $1', [id]),

@@ -186,6 +186,7 @@ describe('Queue routes (API.md, Queue)', () => {
       enrolled: 0,
       seatsLeft: 10,
       admittedTotal: 2,
+      preQueued: 0,
     });
     expect((await stats(url, 99999)).status).toBe(404);
   });

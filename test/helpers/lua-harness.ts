@@ -33,19 +33,31 @@ export class LuaHarness {
       batchSize: 50,
       ticketTtlSeconds: 300,
       maxActiveTickets: 200,
+      preQueueMinutes: 0,
       ...facts,
     };
     const k = lectureKeys(id);
     const fields = toHashFields(f);
-    await this.redis.rebuildLecture(k.facts, k.enrolled, f.version, fields.length, ...fields);
+    await this.redis.rebuildLecture(
+      k.facts, k.enrolled, k.seq, k.draw, f.version, fields.length, ...fields, 0, '', '', '',
+    ); // prettier-ignore
   }
 
-  /** The join script: a student's place, joining first when `join` is set. */
-  place(id: number, student: string, join: boolean): Promise<JoinReply | [ScriptError]> {
+  /**
+   * The join script: a student's place, joining first when `join` is set; `member` is the
+   * student's pre-queue member (see DrawSeeds), '' for none.
+   */
+  place(
+    id: number,
+    student: string,
+    join: boolean,
+    member = '',
+  ): Promise<JoinReply | [ScriptError]> {
     const k = lectureKeys(id);
     return this.redis.join(
       k.queue, k.seq, k.ticket(student), k.inflight, k.enrolled, k.facts, k.admitLog, k.tickets,
-      student, join ? '1' : '0',
+      k.prequeue, k.drawn, k.draw,
+      student, join ? '1' : '0', member,
     ); // prettier-ignore
   }
 
@@ -60,6 +72,7 @@ export class LuaHarness {
     const k = lectureKeys(id);
     return this.redis.admit(
       k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
+      k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions,
       mode, intervalMs,
     ); // prettier-ignore
   }

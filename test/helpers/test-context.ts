@@ -63,6 +63,8 @@ export class TestContext {
         batchSize: 50,
         ticketTtlSeconds: 300,
         maxActiveTickets: 200,
+        // Off unless a test turns it on, so a lecture opening later answers NOT_OPEN.
+        preQueueMinutes: 0,
       },
       enrollHoldMs: 30_000,
       rateLimitPerSecond: 0,

@@ -3,7 +3,7 @@ import { LuaHarness } from '../helpers/lua-harness';
 
 const students = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `s${from + i}`);
 
-describe('admit-8.lua (pop-and-grant)', () => {
+describe('admit-14.lua (pop-and-grant)', () => {
   let h: LuaHarness;
   let id = 0;
   let k: ReturnType<typeof lectureKeys>;
@@ -88,9 +88,10 @@ describe('admit-8.lua (pop-and-grant)', () => {
     expect(await h.redis.zrange(k.tickets, 0, -1)).toEqual(['s2', 's3']);
   });
 
-  it('admits nobody outside the enrollment window', async () => {
-    await h.setFacts(id, { opensAt: Date.now() + 60_000 });
+  it('admits nobody outside the enrollment window (an admin moved it later after joins)', async () => {
+    await h.setFacts(id);
     await h.joinAll(id, students(1));
+    await h.setFacts(id, { opensAt: Date.now() + 60_000 }, 2);
     expect((await h.admit(id)).slice(0, 2)).toEqual([0, 1]);
   });
 

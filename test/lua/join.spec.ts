@@ -3,7 +3,7 @@ import { JoinReply, ScriptError } from '../../src/redis/script-commands';
 import { positionIn, shapeOf } from '../../src/queue/queue.store';
 import { LuaHarness } from '../helpers/lua-harness';
 
-describe('join-8.lua', () => {
+describe('join-11.lua', () => {
   let h: LuaHarness;
   let id = 100;
   let k: ReturnType<typeof lectureKeys>;
@@ -32,16 +32,17 @@ describe('join-8.lua', () => {
 
   it('joins at the back with strictly increasing scores; a repeat join keeps the place', async () => {
     await h.setFacts(id, { seatsLeft: 7 });
-    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 7, 1, '', 1, 1]);
-    expect(await place('b', true)).toEqual(['WAITING', 2, 2, 7, 1, '', 1, 2]);
-    expect(await place('a', true)).toEqual(['WAITING', 1, 2, 7, 0, '', 0, 1]);
+    // The lecture's first call after opening also runs its (empty) draw: the last field.
+    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 7, 1, '', 1, 1, 1]);
+    expect(await place('b', true)).toEqual(['WAITING', 2, 2, 7, 1, '', 1, 2, 0]);
+    expect(await place('a', true)).toEqual(['WAITING', 1, 2, 7, 0, '', 0, 1, 0]);
     const scores = await h.redis.zrange(k.queue, 0, -1, 'WITHSCORES');
     expect(scores).toEqual(['a', '1', 'b', '2']);
   });
 
   it('only reads when not asked to join', async () => {
     await h.setFacts(id);
-    expect(await place('a', false)).toEqual(['NOT_QUEUED', 0, 0, 100, 0, '', 0, 0]);
+    expect(await place('a', false)).toEqual(['NOT_QUEUED', 0, 0, 100, 0, '', 0, 0, 1]);
     expect(await h.redis.zcard(k.queue)).toBe(0);
   });
 
@@ -50,14 +51,14 @@ describe('join-8.lua', () => {
     await place('a', true);
     await h.setFacts(id, { seatsLeft: 0 }, 2);
     expect((await place('b', true))[0]).toBe('FULL');
-    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 0, 0, '', 0, 1]);
+    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 0, 0, '', 0, 1, 0]);
   });
 
   it('reports ADMITTED with the ticket lifetime, ENROLLED for a seat holder, ADMITTED while an enroll is in flight', async () => {
     await h.setFacts(id);
     const expiresAt = Date.now() + 5000;
     await h.redis.set(k.ticket('t'), expiresAt, 'PX', 5000);
-    expect(await place('t', true)).toEqual(['ADMITTED', expiresAt, 0, 100, 0, '', 0, 0]);
+    expect(await place('t', true)).toEqual(['ADMITTED', expiresAt, 0, 100, 0, '', 0, 0, 0]);
     await h.redis.sadd(k.enrolled, 'e');
     expect((await place('e', true))[0]).toBe('ENROLLED');
     await h.redis.zadd(k.inflight, Date.now() + 1000, 'f');
@@ -90,11 +91,12 @@ describe('join-8.lua', () => {
   });
 });
 
-describe('leave-5 and positions-3: live positions from sequence numbers', () => {
+describe('leave-6 and positions-3: live positions from sequence numbers', () => {
   let h: LuaHarness;
   let id = 300;
   let k: ReturnType<typeof lectureKeys>;
-  const leave = (s: string) => h.redis.leave(k.queue, k.ticket(s), k.tickets, k.stats, k.gone, s);
+  const leave = (s: string) =>
+    h.redis.leave(k.queue, k.ticket(s), k.tickets, k.stats, k.gone, k.prequeue, s, '');
   const shape = async () => shapeOf(await h.redis.positions(k.queue, k.gone, k.admitLog));
 
   beforeAll(async () => (h = await LuaHarness.create()));

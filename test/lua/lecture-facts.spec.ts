@@ -2,7 +2,7 @@ import { LectureFacts, toHashFields } from '../../src/lectures/lecture-facts';
 import { lectureKeys } from '../../src/redis/keys';
 import { LuaHarness } from '../helpers/lua-harness';
 
-describe('record-lecture-2, rebuild-lecture-2', () => {
+describe('record-lecture-2, rebuild-lecture-4', () => {
   let h: LuaHarness;
   let id = 500;
   let k: ReturnType<typeof lectureKeys>;
@@ -16,6 +16,7 @@ describe('record-lecture-2, rebuild-lecture-2', () => {
     batchSize: 5,
     ticketTtlSeconds: 60,
     maxActiveTickets: 20,
+    preQueueMinutes: 0,
     ...more,
   });
   const record = (f: LectureFacts, change = '', students: string[] = []) =>
@@ -25,13 +26,9 @@ describe('record-lecture-2, rebuild-lecture-2', () => {
   const rebuild = (f: LectureFacts, holders: string[]) => {
     const fields = toHashFields(f);
     return h.redis.rebuildLecture(
-      k.facts,
-      k.enrolled,
-      f.version,
-      fields.length,
-      ...fields,
+      k.facts, k.enrolled, k.seq, k.draw, f.version, fields.length, ...fields, 0, '', '', '',
       ...holders,
-    );
+    ); // prettier-ignore
   };
 
   beforeAll(async () => (h = await LuaHarness.create()));

@@ -1,15 +1,21 @@
 import { lectureKeys } from '../../src/redis/keys';
 import { LuaHarness } from '../helpers/lua-harness';
 
-describe('leave-5, consume-4, give-back-4, regrant-3', () => {
+describe('leave-6, consume-5, give-back-4, regrant-3', () => {
   let h: LuaHarness;
   let id = 200;
   let k: ReturnType<typeof lectureKeys>;
-  const consume = (s: string) =>
-    h.redis.consume(k.ticket(s), k.tickets, k.inflight, k.stats, s, 30_000);
+  // The remaining lifetime (or -1), and the queue number the ticket carried.
+  const consumeWithSeq = (s: string) =>
+    h.redis.consume(k.ticket(s), k.tickets, k.inflight, k.stats, k.grants, s, 30_000);
+  const consume = async (s: string) => {
+    const r = await consumeWithSeq(s);
+    return Array.isArray(r) ? r[0] : r;
+  };
   const giveBack = (s: string, ms: number) =>
     h.redis.giveBack(k.ticket(s), k.tickets, k.inflight, k.stats, s, ms);
-  const leave = (s: string) => h.redis.leave(k.queue, k.ticket(s), k.tickets, k.stats, k.gone, s);
+  const leave = (s: string) =>
+    h.redis.leave(k.queue, k.ticket(s), k.tickets, k.stats, k.gone, k.prequeue, s, '');
 
   beforeAll(async () => (h = await LuaHarness.create()));
   afterAll(() => h.close());
@@ -40,6 +46,13 @@ describe('leave-5, consume-4, give-back-4, regrant-3', () => {
     expect(await h.redis.exists(k.ticket('a'))).toBe(0);
     expect(await h.redis.zcard(k.tickets)).toBe(0);
     expect(await h.redis.zrange(k.inflight, 0, -1)).toEqual(['a']);
+  });
+
+  it('consume answers the queue number the admission gave the ticket', async () => {
+    await h.joinAll(id, ['a', 'b']);
+    await h.admit(id);
+    expect(await consumeWithSeq('b')).toEqual([expect.any(Number), 2]);
+    expect(await consumeWithSeq('a')).toEqual([expect.any(Number), 1]);
   });
 
   it('consume without a ticket answers -1', async () => {

@@ -8,4 +8,6 @@ export class AdmissionSettingsDto {
   @IsOmittable() @IsInt() @Min(10) @Max(3600) ticketTtlSeconds?: number;
   /** Cap on unconsumed tickets at once (1–100000). */
   @IsOmittable() @IsInt() @Min(1) @Max(100_000) maxActiveTickets?: number;
+  /** Minutes before opensAt from which students may join the pre-queue (0–1440; 0: none). */
+  @IsOmittable() @IsInt() @Min(0) @Max(1440) preQueueMinutes?: number;
 }

@@ -5,7 +5,7 @@ import { LECTURE_STATUSES, LectureStatus } from '../lecture.view';
 
 // Query values arrive as strings: only a plain digit string becomes a number, anything else
 // ("1.5", "abc", "", a repeated parameter) stays as it is and fails @IsInt by name.
-const QueryInt = () =>
+export const QueryInt = () =>
   Transform(({ value }: { value: unknown }) =>
     typeof value === 'string' && /^[0-9]{1,10}$/.test(value) ? Number(value) : value,
   );

@@ -14,21 +14,34 @@
                         (passed in KEYS so the hash tag, and so the slot, is the caller's)
   KEYS[7] enrolled      set of students holding a seat (never admitted again)
   KEYS[8] admitLog      sorted set: time (ms) -> admittedTotal, for the observed admission rate
+  KEYS[9] prequeue      the pre-queue (see includes/draw.lua)
+  KEYS[10] drawn        the pre-queue as drawn
+  KEYS[11] draw         hash: the draw marker (at, count, first)
+  KEYS[12] seq          counter of queue sequence numbers
+  KEYS[13] grants       hash: student -> queue sequence number of their ticket
+  KEYS[14] admissions   stream: the admission log (student, queue sequence number, time, via)
 
   ARGV[1] 'tick' (the cron: at most once per interval slot, whichever instance comes first)
           or 'event' (a slot may have freed: fill spare room now)
   ARGV[2] the cron interval in ms
 
-  Output: { admitted, waiting, expired, lapsed, idle, { student... }, expiresAt }
+  Once opensAt has come, the pre-queue is drawn first (once). Every grant is appended to the
+  admission log in this same step, so the log and the tickets never disagree.
+
+  Output: { admitted, waiting, expired, lapsed, idle, { student... }, expiresAt, drew }
     expired  tickets this call found past their expiry
     lapsed   in-flight holds past their deadline (the caller recovers them)
     students the students granted a ticket by this call
     expiresAt their tickets' expiry (ms since the epoch)
-    idle     1 when nothing is left to watch: no queue, ticket or hold; a closed window
-             clears the queue and its tickets first (their students see CLOSED)
+    idle     1 when nothing is left to watch: no queue, pre-queue, ticket or hold; a closed
+             window clears the queue and its tickets first (their students see CLOSED)
+    drew     1 when this call ran the draw (the caller records it in PostgreSQL)
   Errors: { -1 } when the facts are missing or incomplete (the caller rebuilds them)
 ]]
 local rcall = redis.call
+
+--- @include "draw"
+
 local time = rcall('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
@@ -42,12 +55,16 @@ if expired > 0 then rcall('HINCRBY', KEYS[5], 'expired', expired) end
 local lapsed = rcall('ZCOUNT', KEYS[3], '-inf', now)
 
 local granted = {}
+local drew = 0
 local function answer()
   local waiting = rcall('ZCARD', KEYS[1])
   local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
   local idle = 0
-  if waiting == 0 and held == 0 then idle = 1 end
-  return { #granted, waiting, expired, lapsed, idle, granted, now + ttlMs }
+  if waiting == 0 and held == 0 and rcall('EXISTS', KEYS[9]) == 0 then
+    idle = 1
+    rcall('DEL', KEYS[13]) -- nobody holds an admission whose number could still be asked for
+  end
+  return { #granted, waiting, expired, lapsed, idle, granted, now + ttlMs, drew }
 end
 
 local closesAt = tonumber(f[6])
@@ -55,7 +72,7 @@ if closesAt and now >= closesAt then
   -- Closed: nobody will be admitted; the queue and unused tickets go now (not the holds,
   -- whose enrolls are still being answered).
   for _, student in ipairs(rcall('ZRANGE', KEYS[2], 0, -1)) do rcall('DEL', KEYS[6] .. student) end
-  rcall('DEL', KEYS[1], KEYS[2], KEYS[8])
+  rcall('DEL', KEYS[1], KEYS[2], KEYS[8], KEYS[9])
   return answer()
 end
 
@@ -65,6 +82,10 @@ if ARGV[1] == 'tick' then
   rcall('HSET', KEYS[5], 'tickSlot', slot)
 end
 if now < tonumber(f[5]) then return answer() end
+drew = drawIfDue(now, tonumber(f[5]), 9, 10, 11, 1, 12)
+-- Queue sequence numbers up to the draw's last came from the draw.
+local d = rcall('HMGET', KEYS[11], 'first', 'count')
+local lastDrawn = tonumber(d[1] or '1') + tonumber(d[2] or '0') - 1
 
 local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
 local room = math.min(batch, maxActive - held, seatsLeft - held)
@@ -73,10 +94,14 @@ while admitted < room do
   local popped = rcall('ZPOPMIN', KEYS[1], room - admitted)
   if #popped == 0 then break end
   for i = 1, #popped, 2 do
-    local student = popped[i]
+    local student, seq = popped[i], popped[i + 1]
     if rcall('SISMEMBER', KEYS[7], student) == 0 then
       rcall('SET', KEYS[6] .. student, now + ttlMs, 'PX', ttlMs)
       rcall('ZADD', KEYS[2], now + ttlMs, student)
+      rcall('HSET', KEYS[13], student, seq)
+      local via = 'queue'
+      if tonumber(seq) <= lastDrawn then via = 'draw' end
+      rcall('XADD', KEYS[14], '*', 's', student, 'q', seq, 't', now, 'v', via)
       admitted = admitted + 1
       granted[admitted] = student
     end

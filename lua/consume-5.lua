@@ -7,11 +7,13 @@
   KEYS[2] tickets   sorted set: student -> ticket expiry (ms)
   KEYS[3] inflight  sorted set: student -> deadline (ms)
   KEYS[4] stats     hash; counts consumed
+  KEYS[5] grants    hash: student -> queue sequence number of their admission
 
   ARGV[1] student id
   ARGV[2] how long (ms) the enroll may take before its hold is dropped (a crashed instance)
 
-  Output: the ticket's remaining lifetime in ms (> 0), or -1 when there was no ticket
+  Output: { the ticket's remaining lifetime in ms (> 0), its queue sequence number (0: not
+          known) }, or -1 when there was no ticket
 ]]
 local rcall = redis.call
 local pttl = rcall('PTTL', KEYS[1])
@@ -22,4 +24,4 @@ local time = rcall('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 rcall('ZADD', KEYS[3], now + tonumber(ARGV[2]), ARGV[1])
 rcall('HINCRBY', KEYS[4], 'consumed', 1)
-return pttl
+return { pttl, tonumber(rcall('HGET', KEYS[5], ARGV[1]) or '0') }

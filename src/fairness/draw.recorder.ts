@@ -1,0 +1,59 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
+import { lectureKeys } from '../redis/keys';
+import { InjectRedis } from '../redis/redis.token';
+
+/**
+ * Copies a draw that ran in Redis (includes/draw.lua) into PostgreSQL: the drawn order, then
+ * the lecture's drawnAt, count and first queue number, which publish the seed. Idempotent and
+ * safe to race: under the lecture's row lock, only the first recorder writes; whoever records
+ * it first drops Redis's copy of the drawn list.
+ */
+@Injectable()
+export class DrawRecorder {
+  private readonly logger = new Logger(DrawRecorder.name);
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @InjectRedis() private readonly redis: Redis,
+  ) {}
+
+  /** true when PostgreSQL holds the draw after this call (recorded now or before). */
+  async record(lectureId: number): Promise<boolean> {
+    const k = lectureKeys(lectureId);
+    const marker = await this.redis.hgetall(k.draw);
+    if (marker.at === undefined) return false; // not drawn (or Redis lost it: drawn again)
+    const count = Number(marker.count);
+    const members = count > 0 ? await this.redis.zrange(k.drawn, 0, -1) : [];
+    const recorded = await this.db.transaction(async (tx) => {
+      const [row] = await tx.query(
+        'SELECT drawn_at IS NOT NULL AS drawn FROM lecture WHERE id = $1 FOR UPDATE',
+        [lectureId],
+      );
+      if (!row) return false;
+      if (row.drawn) return true;
+      if (members.length !== count) {
+        // Only a recorder that already committed deletes the list: re-read the row next time.
+        throw new Error(`the drawn list holds ${members.length} of ${count} students`);
+      }
+      await tx.query(
+        `INSERT INTO lecture_draw (lecture_id, position, student_id, hmac)
+         SELECT $1, t.ord, t.student, t.hmac
+           FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(hmac, student, ord)`,
+        [lectureId, members.map((m) => m.slice(0, 64)), members.map((m) => m.slice(65))],
+      );
+      await tx.query(
+        `UPDATE lecture SET drawn_at = to_timestamp($2::bigint / 1000.0), pre_queued_count = $3,
+                draw_first_seq = $4
+          WHERE id = $1`,
+        [lectureId, marker.at, count, marker.first],
+      );
+      this.logger.log(`lecture ${lectureId}: drew ${count} pre-queued students; seed published`);
+      return true;
+    });
+    if (recorded) await this.redis.del(k.drawn);
+    return recorded;
+  }
+}
