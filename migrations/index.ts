@@ -3,4 +3,8 @@ import { LectureVersion1764547200000 } from './1764547200000-LectureVersion';
 import { FairOpening1764633600000 } from './1764633600000-FairOpening';
 
 /** Every migration, in order. Listed explicitly so the app, the CLI and jest load the same set. */
-export const MIGRATIONS = [Init1764460800000, LectureVersion1764547200000, FairOpening1764633600000];
+export const MIGRATIONS = [
+  Init1764460800000,
+  LectureVersion1764547200000,
+  FairOpening1764633600000,
+];
