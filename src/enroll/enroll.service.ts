@@ -114,10 +114,14 @@ export class EnrollService {
   /** No ticket: the answer for a student who already holds a seat, else NO_TICKET. */
   private async withoutTicket(lectureId: number, studentId: string): Promise<Answer> {
     const enrolledAt = await this.seats.enrolledAt(lectureId, studentId);
+    const { seatsLeft, opensAt } = await this.facts.get(lectureId);
+    // Nobody is admitted before opening (the pre-queue included): say so rather than NO_TICKET.
+    if (!enrolledAt && Date.now() < opensAt) {
+      throw new AppError('NOT_OPEN', 'enrollment has not opened yet');
+    }
     if (!enrolledAt) {
       throw new AppError('NO_TICKET', 'no valid admission ticket: join the queue and wait to be admitted');
     } // prettier-ignore
-    const { seatsLeft } = await this.facts.get(lectureId);
     return { created: false, view: view('ALREADY_ENROLLED', lectureId, enrolledAt, seatsLeft) };
   }
 
