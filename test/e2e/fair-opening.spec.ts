@@ -27,7 +27,7 @@ async function admissionLog(url: string, id: number, limit = 7) {
   const items: { studentId: string; queueSeq: number; via: string; admittedAt: string }[] = [];
   let after: string | null = null;
   do {
-    const res = await request(url)
+    const res: request.Response = await request(url)
       .get(`/lectures/${id}/admissions`)
       .query(after ? { limit, after } : { limit })
       .set(adminHeaders());
@@ -61,11 +61,11 @@ describe('Fair opening (API.md): pre-queue, draw, admission log', () => {
 
   it('300 students pre-queued over two instances are drawn once, at opensAt, in HMAC order, ahead of later joins', async () => {
     const opensAt = Date.now() + 4000;
-    const lecture = await createLecture(a.url, {
+    const lecture = (await createLecture(a.url, {
       capacity: 400,
       opensAt: new Date(opensAt).toISOString(),
       admission: { preQueueMinutes: 5, batchSize: 10, maxActiveTickets: 10 },
-    });
+    })) as { id: number; fairness: { seedCommitment: string; seed: null } };
     const id = lecture.id;
     expect(lecture.fairness).toMatchObject({ seed: null, preQueued: null, drawnAt: null });
     const students = Array.from({ length: 300 }, (_, i) => `pq${i}`);
