@@ -81,6 +81,24 @@ describe('Student page (GET /)', () => {
     await expectText(second, 'my-enrollments', title);
   });
 
+  it('a scheduled lecture: the student joins its pre-queue, sees the countdown, and is placed by the draw at opening without a reload', async () => {
+    const { id } = await lecture({
+      title: 'Compilers',
+      capacity: 5,
+      opensAt: new Date(Date.now() + 5000).toISOString(),
+      admission: { preQueueMinutes: 5 },
+    });
+    const page = await studentPage('cleo', id);
+    await page.getByRole('button', { name: 'Join the pre-queue' }).click();
+    await expectText(page, 'queue-status', 'PRE_QUEUED');
+    await page.getByTestId('opens-in').waitFor();
+    await page.getByText('joining earlier gives no advantage').waitFor();
+    // At opensAt the draw admits her (the only one pre-queued): the stream tells the page.
+    await expectText(page, 'queue-status', 'ADMITTED', 8000);
+    await page.getByTestId('enroll-button').click();
+    await page.getByTestId('enrolled-confirmation').waitFor();
+  });
+
   it('a full lecture: joining shows FULL and a readable message', async () => {
     const { id } = await lecture({
       title: 'Full house',

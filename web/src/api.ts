@@ -18,6 +18,7 @@ export interface Lecture {
   opensAt: string;
   closesAt: string | null;
   status: 'SCHEDULED' | 'OPEN' | 'FULL' | 'CLOSED';
+  admission: { preQueueMinutes: number };
 }
 
 export interface QueueStatus {

@@ -104,6 +104,21 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
       h('button', { type: 'button', class: 'secondary', onclick: act.leave }, 'Leave the queue'),
     );
   }
+  if (q?.status === 'PRE_QUEUED' && !s.code) {
+    parts.push(
+      h(
+        'p',
+        {},
+        "You're in the pre-queue. When enrollment opens, everyone in it is placed in the queue " +
+          'in a random order that anyone can check afterwards: joining earlier gives no advantage.',
+      ),
+      h(
+        'button',
+        { type: 'button', class: 'secondary', onclick: act.leave },
+        'Leave the pre-queue',
+      ),
+    );
+  }
   if (q?.status === 'ADMITTED' && !s.code) {
     parts.push(
       h('p', {}, "It's your turn: a seat is held for you."),
@@ -148,11 +163,21 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
   }
   if ((q?.status === 'NOT_QUEUED' || !q) && !s.code) {
     parts.push(
-      h('button', { type: 'button', onclick: act.join, disabled: s.busy }, 'Join the queue'),
+      h(
+        'button',
+        { type: 'button', onclick: act.join, disabled: s.busy },
+        inPreQueueWindow(s.lecture) ? 'Join the pre-queue' : 'Join the queue',
+      ),
     );
   }
   panel.replaceChildren(...parts.filter((p): p is Node => p !== null));
   panel.hidden = false;
+}
+
+/** Before opening, from `preQueueMinutes` before it: a join enters the pre-queue. */
+function inPreQueueWindow(l: Lecture, now = Date.now()): boolean {
+  const opens = Date.parse(l.opensAt);
+  return now < opens && now >= opens - l.admission.preQueueMinutes * 60_000;
 }
 
 /** Ticks every countdown on the page without re-rendering it. */
