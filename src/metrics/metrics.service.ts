@@ -45,6 +45,13 @@ export class MetricsService {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
+  private readonly drawSeconds = new Histogram({
+    name: 'enroll_draw_seconds',
+    help: "Duration of the Redis call that drew a lecture's pre-queue (and admitted its head)",
+    labelNames: ['lecture'] as const,
+    buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
   private readonly storeErrors = new Counter({
     name: 'enroll_store_errors_total',
     help: 'Requests that failed because PostgreSQL or Redis could not be reached',
@@ -101,6 +108,10 @@ export class MetricsService {
 
   tick(seconds: number): void {
     this.tickSeconds.observe(seconds);
+  }
+
+  draw(lectureId: number, seconds: number): void {
+    this.drawSeconds.observe({ lecture: String(lectureId) }, seconds);
   }
 
   storeError(store: 'postgres' | 'redis' | 'unknown'): void {

@@ -55,7 +55,10 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     lectureEvents: LectureEvents,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    lectureEvents.onChanged((id) => void this.channel.slotFreed(id));
+    lectureEvents.onChanged((id) => {
+      void this.channel.slotFreed(id);
+      this.rearmDraw(id);
+    });
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -89,6 +92,18 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     );
     timer.unref();
     this.drawTimers.set(lectureId, timer);
+  }
+
+  /** An edit may have moved opensAt: a pending draw timer follows it. */
+  private rearmDraw(lectureId: number): void {
+    const timer = this.drawTimers.get(lectureId);
+    if (!timer) return;
+    clearTimeout(timer);
+    this.drawTimers.delete(lectureId);
+    this.facts.get(lectureId).then(
+      (f) => this.drawAt(lectureId, f.opensAt),
+      () => undefined, // the cron still draws
+    );
   }
 
   /** One cron tick over every watched lecture. Never throws. */
@@ -154,6 +169,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   /** Pop-and-grant for one lecture; returns how many were admitted. */
   async admit(lectureId: number, mode: 'tick' | 'event'): Promise<number> {
     const interval = this.config.admission.intervalMs;
+    const started = performance.now();
     let result = await this.tickets.admit(lectureId, mode, interval);
     if (!result) {
       // Redis lost the lecture's facts: rebuild them from PostgreSQL, then admit.
@@ -164,7 +180,10 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       result = await this.tickets.admit(lectureId, mode, interval);
     }
     if (!result) return 0;
-    if (result.drew) await this.drawn(lectureId);
+    if (result.drew) {
+      this.metrics.draw(lectureId, (performance.now() - started) / 1000);
+      await this.drawn(lectureId);
+    }
     if (result.admitted > 0) await this.log.watch(lectureId);
     this.metrics.ticketEvent(lectureId, 'granted', result.admitted);
     await this.channel.studentsAdmitted(
