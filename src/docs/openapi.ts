@@ -18,6 +18,12 @@ export function setupOpenApi(app: INestApplication): void {
         'GET /lectures/{id}/queue/events is a Server-Sent Events stream (read it with fetch and the Authorization header): ' +
         '`event: status` frames carry QueueStatus, `event: error` carries the CLOSED error when the lecture closes, ' +
         '`event: reconnect` asks the client to reconnect (the instance is shutting down). ' +
+        'Fair opening: from opensAt − admission.preQueueMinutes until opensAt a join answers PRE_QUEUED; at opensAt the ' +
+        'pre-queue is drawn into the queue, ordered by lowercase hex HMAC-SHA256(seed, sub), ahead of every later join. ' +
+        'fairness.seedCommitment (SHA-256 of the seed) is published from creation, the seed once drawn; ' +
+        'GET /lectures/{id}/draw answers 409 NOT_OPEN until then. Where the contract is silent: a draw runs for every lecture ' +
+        '(with nobody pre-queued it reveals the seed and draws no one), an opensAt moved later after the draw opens no new pre-queue, ' +
+        "and GET /lectures/{id}/admissions pages by `after` (the previous page's `next`) with `limit` 1–1000, default 100. " +
         'GET / serves the student page.',
     )
     .setVersion('1')

@@ -68,4 +68,29 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
       expect(v).toBeGreaterThan(0);
     }
   }, 200_000);
+
+  it('--prequeue: an opening with everyone pre-queued, drawn and admitted, every figure present', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'bench-')), 'result.json');
+    const run = spawnSync(
+      process.execPath,
+      ['bench/stampede.js', '--prequeue', '--prequeue-sizes', '300', '--seats', '30', '--no-build', '--mode', 'pubsub', '--json', out],
+      { cwd: resolve(__dirname, '../..'), encoding: 'utf8', timeout: 120_000 },
+    ); // prettier-ignore
+    expect({ status: run.status, stderr: run.stderr.slice(-2000) }).toEqual({
+      status: 0,
+      stderr: expect.any(String),
+    });
+    expect(run.stdout).toContain('| pre-queued |');
+    const [r] = JSON.parse(readFileSync(out, 'utf8')).prequeue;
+    expect(r).toMatchObject({
+      size: 300,
+      preQueued: 300,
+      drawnCount: 300,
+      refused: 0,
+      firstVia: 'draw',
+    });
+    for (const v of [r.joinRate, r.drawCallMs, r.storedAfterMs, r.rssMb])
+      expect(v).toBeGreaterThan(0);
+    expect(r.firstAdmissionAfterMs).toBeGreaterThanOrEqual(0);
+  }, 150_000);
 });
