@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes PostgreSQL and Redis reachable at DATABASE_URL and REDIS_URL (defaults as in API.md):
 #   1. if they already answer, use them;
-#   2. else, where a Docker engine runs, `docker compose up` the postgres and redis services;
+#   2. else, where a Docker engine runs, `docker compose up` the postgres and redis services
+#      (or `docker-compose up`, Compose v1, where the v2 plugin is missing);
 #   3. else start local postgres / redis-server binaries with data under $SERVICES_DATA_DIR
 #      (default ./.data), for loopback URLs only;
 #   4. else say exactly what to install.
@@ -76,9 +77,18 @@ pg_up || need+=(postgres)
 redis_up || need+=(redis)
 [ ${#need[@]} -eq 0 ] && { say "PostgreSQL ($PG_HOST:$PG_PORT) and Redis ($REDIS_HOST:$REDIS_PORT) answer"; exit 0; }
 
-if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
+# Compose v2 (`docker compose`) where the plugin is installed, else the v1 `docker-compose`.
+compose() {
+  if docker compose version >/dev/null 2>&1; then docker compose "$@"
+  elif command -v docker-compose >/dev/null; then docker-compose "$@"
+  else return 10; fi
+}
+
+if command -v docker >/dev/null && docker info >/dev/null 2>&1 && compose version >/dev/null 2>&1; then
   say "starting ${need[*]} with Docker Compose"
-  docker compose up -d --wait "${need[@]}"
+  # The compose file requires JWT_SECRET (for the app); the stores started here do not use it.
+  export JWT_SECRET=${JWT_SECRET:-unused-by-postgres-and-redis}
+  compose up -d "${need[@]}" # v1 has no --wait: the loops below wait for both
 else
   for s in "${need[@]}"; do
     host_var=PG_HOST; [ "$s" = redis ] && host_var=REDIS_HOST

@@ -7,5 +7,7 @@ cd "$(dirname "$0")/.."
 bash scripts/services.sh
 CHROMIUM_PATH=$(bash scripts/browser.sh) # the browser tests drive the pages in Chromium
 export CHROMIUM_PATH
+PROMTOOL_PATH=$(bash scripts/find-tool.sh PROMTOOL_PATH prometheus promtool) # checks /metrics
+export PROMTOOL_PATH
 npm run build >/dev/null # the start-up and browser tests run the compiled server, as `npm start` does
 exec npx jest --runInBand "$@"

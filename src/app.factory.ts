@@ -1,10 +1,12 @@
+import fastifyCors from '@fastify/cors';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import type { AuthedRequest } from './auth/current-user.decorator';
-import { AllExceptionsFilter } from './common/all-exceptions.filter';
+import { AllExceptionsFilter, answeredWith } from './common/all-exceptions.filter';
+import { clientErrorHandler, frameworkErrorHandler } from './common/http-layer-errors';
 import { AppError } from './common/error-codes';
 import { MAX_JSON_DEPTH, exceedsDepth } from './common/json-depth';
 import { StrictValidationPipe } from './common/validation.pipe';
@@ -20,10 +22,16 @@ export const BODY_LIMIT_BYTES = 16 * 1024;
 /** Builds the whole application, configured but not yet listening. Used by main.ts and tests. */
 export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
   const log = createLogger(config);
+  let metrics: MetricsService | undefined;
   // On close, drop idle keep-alive connections at once; in-flight requests still finish.
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     forceCloseConnections: 'idle',
+    // Errors raised before any route runs answer in the contract's shape too.
+    frameworkErrors: frameworkErrorHandler(log, () => metrics),
+    // Node would answer a missing Host header with an empty 400 of its own; requireHost does.
+    http: { requireHostHeader: false },
+    clientErrorHandler: clientErrorHandler(log, () => metrics),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: new PinoNestLogger(log),
@@ -31,15 +39,45 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     // JSON only: Fastify parses it itself; Nest's form-body parser stays off.
     bodyParser: false,
   });
-  const metrics = app.get(MetricsService);
+  const service = app.get(MetricsService);
+  metrics = service;
   const fastify = app.getHttpAdapter().getInstance();
+  requireHost(fastify);
   acceptEmptyJsonBodies(fastify);
-  observeRequests(fastify, metrics, log);
-  app.useGlobalFilters(new AllExceptionsFilter(metrics));
+  observeRequests(fastify, service, log);
+  await allowCrossOrigin(app, config.corsOrigins);
+  app.useGlobalFilters(new AllExceptionsFilter(service));
   app.useGlobalPipes(new StrictValidationPipe());
   setupOpenApi(app);
   servePages(app);
   return app;
+}
+
+/** HTTP/1.1 requires a Host header (RFC 9112): refused in the contract's shape. */
+function requireHost(fastify: FastifyInstance): void {
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (request.headers.host !== undefined || request.raw.httpVersion !== '1.1') return;
+    const answer = new AppError('VALIDATION_FAILED', 'the Host header is required').body;
+    answeredWith.set(request.raw, answer);
+    return reply.code(400).send(answer);
+  });
+}
+
+/**
+ * CORS for the origins CORS_ORIGINS lists (none by default; the service's own pages are
+ * same-origin). Every preflight is answered 204; only a listed origin gets
+ * Access-Control-Allow-Origin, so a browser refuses the rest. Bearer tokens, not cookies:
+ * no credentials.
+ */
+async function allowCrossOrigin(app: NestFastifyApplication, origins: string[]): Promise<void> {
+  await app.register(fastifyCors, {
+    origin: origins,
+    methods: ['GET', 'POST', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Authorization', 'Content-Type'],
+    exposedHeaders: ['Retry-After'],
+    maxAge: 600,
+    strictPreflight: false, // a malformed preflight still gets a 204, not a text/plain 400
+  });
 }
 
 /**
@@ -65,9 +103,17 @@ function acceptEmptyJsonBodies(fastify: FastifyInstance): void {
   });
 }
 
+/** The code and reason a request was refused with, for its log line. */
+function errorOf(raw: object): { code: string; why: string } | undefined {
+  const body = answeredWith.get(raw);
+  return body && { code: body.code, why: body.message };
+}
+
 /**
  * One metrics observation and one log line per request, labelled by the route template (never
- * the raw URL). The line carries the user id the JWT guard found, never a header or a token.
+ * the raw URL). The line carries the path without its query string (a careless client may put
+ * a token there), the user id the JWT guard found and, for an error, its code and why (a 401
+ * says what was wrong with the token) — never a header or a token.
  */
 function observeRequests(fastify: FastifyInstance, metrics: MetricsService, log: Logger): void {
   fastify.addHook('onResponse', async (request, reply) => {
@@ -77,10 +123,11 @@ function observeRequests(fastify: FastifyInstance, metrics: MetricsService, log:
     log.info(
       {
         reqId: request.id,
-        req: { method: request.method, url: request.url },
+        req: { method: request.method, path: request.url.split('?')[0] },
         route: route ?? 'unmatched',
         userId: (request as unknown as AuthedRequest).user?.id,
         res: { statusCode: reply.statusCode },
+        error: errorOf(request.raw),
         responseTime: Math.round(reply.elapsedTime * 10) / 10,
       },
       'request',

@@ -4,13 +4,16 @@ import { AppError, ErrorBody, ErrorCode } from './error-codes';
 import type { MetricsService } from '../metrics/metrics.service';
 import { infraStore, isInfraError } from './infra-errors';
 
+/** The error each failed request was answered with, for its log line (see app.factory.ts). */
+export const answeredWith = new WeakMap<object, ErrorBody>();
+
 /** Maps a framework status (Nest or Fastify) to the contract's code for it. */
 const CODE_FOR_STATUS: Record<number, ErrorCode> = {
   400: 'VALIDATION_FAILED',
   401: 'UNAUTHORIZED',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
-  405: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
   413: 'PAYLOAD_TOO_LARGE',
   // Fastify says 415 for a body that is not JSON; the contract calls every malformed body
   // VALIDATION_FAILED, so the client sees one code for one mistake.
@@ -64,6 +67,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const { body, headers } = toErrorBody(err, this.metrics);
     if (body.statusCode >= 500) this.logger.error(err instanceof Error ? err.stack : err);
     const reply = host.switchToHttp().getResponse<FastifyReply>();
+    answeredWith.set(reply.request.raw, body); // for the request's log line: why it failed
     reply.status(body.statusCode).headers(headers).send(body);
   }
 }

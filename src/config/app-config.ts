@@ -29,6 +29,8 @@ export interface AppConfig {
   rateLimitPerSecond: number;
   /** Live queue streams one instance holds at most; beyond, opening one answers 503. */
   maxStreams: number;
+  /** Origins whose browser apps may call the API (CORS); empty: none but the service's own pages. */
+  corsOrigins: string[];
   logLevel: string;
   /** Human-readable logs (pino-pretty) instead of JSON lines; for development only. */
   logPretty: boolean;

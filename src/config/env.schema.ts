@@ -62,6 +62,8 @@ export class EnvSchema {
   @IsOptional() @toInt() @IsInt() @Min(10) @Max(600) ENROLL_HOLD_SECONDS?: number;
   @IsOptional() @toInt() @IsInt() @Min(0) @Max(1_000_000) MAX_STREAMS?: number;
 
+  @IsOptional() @IsString() CORS_ORIGINS?: string;
+
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL?: string;

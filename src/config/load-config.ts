@@ -8,6 +8,15 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/0';
 
 export class ConfigError extends Error {}
 
+/** A browser origin as it sends it: scheme, host, optional port; nothing after. */
+const ORIGIN = /^https?:\/\/[^/\s?#]+$/;
+
+/**
+ * Secrets shipped in this repository as examples (.env.example, docker-compose.yml): anyone
+ * can read them and mint admin tokens, so they are refused like a missing secret.
+ */
+export const PLACEHOLDER_SECRETS: readonly string[] = ['change-me-to-a-long-random-secret'];
+
 /**
  * Validates the environment once at boot and returns the typed config. Every bad or missing
  * variable is named in one error, so an operator fixes them all in one go.
@@ -19,10 +28,21 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   const problems = validateSync(e, { forbidUnknownValues: false }).flatMap((err) =>
     Object.values(err.constraints ?? {}),
   );
-  if (!e.JWT_SECRET && !e.JWT_PUBLIC_KEY) {
+  if (e.JWT_SECRET !== undefined && PLACEHOLDER_SECRETS.includes(e.JWT_SECRET)) {
+    problems.push(
+      'JWT_SECRET is the placeholder from .env.example: anyone could sign tokens with it; set a long random secret of your own',
+    );
+  } else if (!e.JWT_SECRET && !e.JWT_PUBLIC_KEY) {
     problems.push(
       'JWT_SECRET (or JWT_PUBLIC_KEY) must be set: tokens cannot be verified without it',
     );
+  }
+  const corsOrigins = (e.CORS_ORIGINS ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  for (const o of corsOrigins.filter((o) => !ORIGIN.test(o))) {
+    problems.push(`CORS_ORIGINS: "${o}" is not an origin (scheme://host[:port], no path)`);
   }
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
@@ -48,6 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     enrollHoldMs: (e.ENROLL_HOLD_SECONDS ?? 30) * 1000,
     rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND ?? 20,
     maxStreams: e.MAX_STREAMS ?? 20_000,
+    corsOrigins,
     logLevel: e.LOG_LEVEL ?? 'info',
     logPretty: e.LOG_PRETTY ?? false,
   };

@@ -6,6 +6,12 @@ import { InjectRedis } from '../redis/redis.token';
 
 const METHODS = new Set(['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'HEAD', 'OPTIONS']);
 
+const DEFAULT_GAUGES_NAMED_LIKE_COUNTERS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
 /**
  * Every Prometheus series the service exports. Labels stay bounded: routes are templates
  * ('unmatched' for anything else), lecture ids only come from code paths that already found
@@ -64,6 +70,10 @@ export class MetricsService {
 
   constructor(@InjectRedis() private readonly redis: Redis) {
     collectDefaultMetrics({ register: this.registry });
+    // prom-client's totals of active handles, requests and resources are gauges named *_total,
+    // which Prometheus' naming rules (promtool check metrics) keep for counters; the same
+    // figures stay available, by type, as nodejs_active_handles / _requests / _resources.
+    for (const name of DEFAULT_GAUGES_NAMED_LIKE_COUNTERS) this.registry.removeSingleMetric(name);
     const perLecture = (name: string, help: string, figure: keyof Omit<QueueFigures, 'id'>) => {
       const gauge: Gauge<'lecture'> = new Gauge({
         name,

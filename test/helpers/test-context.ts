@@ -69,6 +69,7 @@ export class TestContext {
       enrollHoldMs: 30_000,
       rateLimitPerSecond: 0,
       maxStreams: 20_000,
+      corsOrigins: [],
       logLevel: 'silent',
       logPretty: false,
     };

@@ -1,4 +1,6 @@
-import { ConfigError, loadConfig } from '../../src/config/load-config';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ConfigError, PLACEHOLDER_SECRETS, loadConfig } from '../../src/config/load-config';
 
 const secret = { JWT_SECRET: 'a-secret-of-sixteen+' };
 
@@ -56,6 +58,29 @@ describe(loadConfig.name, () => {
   it('refuses to start without JWT_SECRET or JWT_PUBLIC_KEY, naming it', () => {
     expect(() => loadConfig({})).toThrow(ConfigError);
     expect(() => loadConfig({})).toThrow(/JWT_SECRET/);
+  });
+
+  it('refuses every secret this repository ships as an example, like a missing one', () => {
+    const example = readFileSync(resolve(__dirname, '../../.env.example'), 'utf8');
+    const shipped = /^JWT_SECRET=(.*)$/m.exec(example)![1];
+    expect(PLACEHOLDER_SECRETS).toContain(shipped);
+    for (const placeholder of PLACEHOLDER_SECRETS) {
+      expect(() => loadConfig({ JWT_SECRET: placeholder })).toThrow(
+        /JWT_SECRET is the placeholder/,
+      );
+    }
+    expect(() => loadConfig({ JWT_SECRET: `${shipped}!` })).not.toThrow();
+  });
+
+  it('CORS_ORIGINS: exact origins, spaces around commas ignored; anything else named', () => {
+    expect(loadConfig(secret).corsOrigins).toEqual([]);
+    expect(
+      loadConfig({ ...secret, CORS_ORIGINS: ' https://a.example.edu , http://localhost:5173,' })
+        .corsOrigins,
+    ).toEqual(['https://a.example.edu', 'http://localhost:5173']);
+    for (const bad of ['a.example.edu', 'https://a.example.edu/app', 'ftp://x', '*']) {
+      expect(() => loadConfig({ ...secret, CORS_ORIGINS: bad })).toThrow(/CORS_ORIGINS/);
+    }
   });
 
   it('names every bad variable at once', () => {
