@@ -22,16 +22,17 @@ export const BODY_LIMIT_BYTES = 16 * 1024;
 /** Builds the whole application, configured but not yet listening. Used by main.ts and tests. */
 export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
   const log = createLogger(config);
-  let metrics: MetricsService | undefined;
+  // The HTTP layer is built before the service (and its metrics) exist: its handlers look later.
+  const late: { metrics?: MetricsService } = {};
   // On close, drop idle keep-alive connections at once; in-flight requests still finish.
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     forceCloseConnections: 'idle',
     // Errors raised before any route runs answer in the contract's shape too.
-    frameworkErrors: frameworkErrorHandler(log, () => metrics),
+    frameworkErrors: frameworkErrorHandler(log, () => late.metrics),
     // Node would answer a missing Host header with an empty 400 of its own; requireHost does.
     http: { requireHostHeader: false },
-    clientErrorHandler: clientErrorHandler(log, () => metrics),
+    clientErrorHandler: clientErrorHandler(log, () => late.metrics),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: new PinoNestLogger(log),
@@ -40,7 +41,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     bodyParser: false,
   });
   const service = app.get(MetricsService);
-  metrics = service;
+  late.metrics = service;
   const fastify = app.getHttpAdapter().getInstance();
   requireHost(fastify);
   acceptEmptyJsonBodies(fastify);
