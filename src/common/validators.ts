@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ValidateIf, ValidationOptions, registerDecorator } from 'class-validator';
 
@@ -7,9 +8,13 @@ export const IsOmittable = () => ValidateIf((_o, v) => v !== undefined);
 /** Optional, and `null` is an accepted value meaning "none" (e.g. closesAt: never). */
 export const IsNullable = () => ValidateIf((_o, v) => v !== undefined && v !== null);
 
-/** A string of min..max Unicode code points with no control characters, not blank. */
+/**
+ * A string of min..max Unicode code points with no control characters, not blank; the
+ * OpenAPI description states the same limits.
+ */
 export function IsText(min: number, max: number, options?: ValidationOptions) {
-  return (target: object, propertyName: string) =>
+  return (target: object, propertyName: string) => {
+    ApiProperty({ type: String, minLength: min, maxLength: max })(target, propertyName);
     registerDecorator({
       name: 'isText',
       target: target.constructor,
@@ -28,6 +33,7 @@ export function IsText(min: number, max: number, options?: ValidationOptions) {
         },
       },
     });
+  };
 }
 
 // A full date-time with a zone: a bare local time would mean different instants on

@@ -3,6 +3,13 @@ import { ApiResponse } from '@nestjs/swagger';
 import { ERROR_STATUS, ErrorCode } from '../common/error-codes';
 import { ErrorBodyDoc } from './schemas';
 
+const RETRY_AFTER = {
+  'Retry-After': {
+    description: 'whole seconds to wait before trying again (429 always; 503 when known)',
+    schema: { type: 'integer', minimum: 1 },
+  },
+} as const;
+
 /** Documents the contract's error codes a route can answer, grouped by HTTP status. */
 export function ApiErrors(...codes: ErrorCode[]) {
   const all: ErrorCode[] = [
@@ -13,7 +20,12 @@ export function ApiErrors(...codes: ErrorCode[]) {
     byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
   return applyDecorators(
     ...[...byStatus].map(([status, list]) =>
-      ApiResponse({ status, type: ErrorBodyDoc, description: `code: ${list.join(' | ')}` }),
+      ApiResponse({
+        status,
+        type: ErrorBodyDoc,
+        description: `code: ${list.join(' | ')}`,
+        headers: status === 429 || status === 503 ? RETRY_AFTER : undefined,
+      }),
     ),
   );
 }

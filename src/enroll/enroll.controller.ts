@@ -1,5 +1,5 @@
 import { UseGuards, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../docs/api-errors.decorator';
 import type { FastifyReply } from 'fastify';
 import { AuthUser, CurrentUser } from '../auth/current-user.decorator';
@@ -25,6 +25,13 @@ export class EnrollController {
     'CLOSED',
     'RATE_LIMITED',
   )
+  @ApiOperation({ summary: 'Enroll with an admission ticket' })
+  @ApiResponse({ status: 201, type: EnrollView, description: 'status ENROLLED: the seat is yours' })
+  @ApiResponse({
+    status: 200,
+    type: EnrollView,
+    description: 'status ALREADY_ENROLLED: you already held a seat in this lecture',
+  })
   @Post('lectures/:id/enroll')
   async enroll(
     @Param('id', ParseIdPipe) id: number,
@@ -37,6 +44,7 @@ export class EnrollController {
   }
 
   @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'NOT_ENROLLED', 'RATE_LIMITED')
+  @ApiOperation({ summary: 'Give the seat back' })
   @Delete('lectures/:id/enroll')
   @HttpCode(204)
   async cancel(@Param('id', ParseIdPipe) id: number, @CurrentUser() user: AuthUser): Promise<void> {
@@ -44,6 +52,7 @@ export class EnrollController {
   }
 
   @ApiErrors('FORBIDDEN', 'RATE_LIMITED')
+  @ApiOperation({ summary: 'List my enrollments' })
   @Get('me/enrollments')
   mine(@CurrentUser() user: AuthUser): Promise<MyEnrollments> {
     return this.enrollments.enrollmentsOf(user.id);

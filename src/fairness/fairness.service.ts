@@ -3,7 +3,7 @@ import { AppError, lectureNotFound } from '../common/error-codes';
 import { MAX_ID } from '../common/parse-id.pipe';
 import { AdmissionsQuery } from './dto/admissions.query';
 import { FairnessRecords } from './fairness.records';
-import { AdmissionPage, DrawView } from './fairness.views';
+import { AdmissionPage, DrawView } from './fairness.view';
 
 const DEFAULT_PAGE = 100;
 

@@ -1,15 +1,11 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
-import { ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../auth/roles.decorator';
+import { ErrorBodyDoc } from '../docs/schemas';
+import { HealthBody } from './health.view';
 import { RedisHealthIndicator } from './redis.health';
-
-type Check = 'up' | 'down';
-export class HealthBody {
-  status: 'ok' | 'error';
-  checks: { postgres: Check; redis: Check };
-}
 
 @ApiTags('operations')
 @Controller('health')
@@ -20,10 +16,21 @@ export class HealthController {
     private readonly redis: RedisHealthIndicator,
   ) {}
 
+  @ApiOperation({ summary: 'Check PostgreSQL and Redis' })
   @Get()
   @Public()
-  @ApiResponse({ status: 200, description: 'both stores up' })
-  @ApiResponse({ status: 503, description: 'a store is down; it is marked down in checks' })
+  @ApiResponse({ status: 200, type: HealthBody, description: 'both stores up' })
+  @ApiResponse({
+    status: 503,
+    type: HealthBody,
+    description: 'a store is down; it is marked down in checks',
+  })
+  @ApiResponse({
+    status: 400,
+    type: ErrorBodyDoc,
+    description:
+      'code: VALIDATION_FAILED (a malformed request: a bad URL encoding, no Host header)',
+  })
   async check(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthBody> {
     const result = await this.health
       .check([

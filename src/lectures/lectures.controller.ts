@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../docs/api-errors.decorator';
 import { Roles } from '../auth/roles.decorator';
 import { ParseIdPipe } from '../common/parse-id.pipe';
@@ -15,6 +15,7 @@ export class LecturesController {
   constructor(private readonly lectures: LecturesService) {}
 
   @ApiErrors('FORBIDDEN', 'PAYLOAD_TOO_LARGE')
+  @ApiOperation({ summary: 'Create a lecture' })
   @Post()
   @Roles('admin')
   create(@Body() dto: CreateLectureDto): Promise<LectureView> {
@@ -22,6 +23,7 @@ export class LecturesController {
   }
 
   @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'CAPACITY_BELOW_ENROLLED', 'PAYLOAD_TOO_LARGE')
+  @ApiOperation({ summary: 'Edit a lecture' })
   @Patch(':id')
   @Roles('admin')
   update(
@@ -31,12 +33,15 @@ export class LecturesController {
     return this.lectures.update(id, dto);
   }
 
+  @ApiOperation({ summary: 'List lectures' })
+  @ApiErrors()
   @Get()
   list(@Query() query: ListLecturesQuery): Promise<LectureList> {
     return this.lectures.list(query);
   }
 
   @ApiErrors('LECTURE_NOT_FOUND')
+  @ApiOperation({ summary: 'Read a lecture' })
   @Get(':id')
   get(@Param('id', ParseIdPipe) id: number): Promise<LectureView> {
     return this.lectures.get(id);

@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Res, UseGuards } from '@nestjs/common';
-import { ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AuthUser, CurrentUser } from '../auth/current-user.decorator';
 import { Roles } from '../auth/roles.decorator';
@@ -29,6 +29,7 @@ export class LiveController {
    */
   @ApiProduces('text/event-stream')
   @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'CLOSED', 'RATE_LIMITED')
+  @ApiOperation({ summary: 'Follow my queue status live (Server-Sent Events)' })
   @Get('queue/events')
   @UseGuards(RateLimitGuard)
   @Roles('student')

@@ -1,5 +1,5 @@
 import { UseGuards, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../docs/api-errors.decorator';
 import type { FastifyReply } from 'fastify';
 import { AuthUser, CurrentUser } from '../auth/current-user.decorator';
@@ -16,6 +16,17 @@ export class QueueController {
 
   /** 201 on first join; 200 with the unchanged place when already waiting, admitted or enrolled. */
   @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'NOT_OPEN', 'CLOSED', 'FULL', 'RATE_LIMITED')
+  @ApiOperation({ summary: 'Join the queue (or, before opening, the pre-queue)' })
+  @ApiResponse({
+    status: 201,
+    type: QueueStatusView,
+    description: 'joined: WAITING, ADMITTED (admitted at once) or PRE_QUEUED (before opensAt)',
+  })
+  @ApiResponse({
+    status: 200,
+    type: QueueStatusView,
+    description: 'already pre-queued, waiting, admitted or enrolled: the place, unchanged',
+  })
   @Post('queue')
   @UseGuards(RateLimitGuard)
   @Roles('student')
@@ -31,6 +42,7 @@ export class QueueController {
 
   /** Once the window has closed: 409 CLOSED, unless the student holds a seat (ENROLLED). */
   @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'CLOSED', 'RATE_LIMITED')
+  @ApiOperation({ summary: 'Read my queue status' })
   @Get('queue')
   @UseGuards(RateLimitGuard)
   @Roles('student')
@@ -42,6 +54,7 @@ export class QueueController {
   }
 
   @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'RATE_LIMITED')
+  @ApiOperation({ summary: 'Leave the queue or hand back a ticket' })
   @Delete('queue')
   @UseGuards(RateLimitGuard)
   @HttpCode(204)
@@ -51,6 +64,7 @@ export class QueueController {
   }
 
   @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND')
+  @ApiOperation({ summary: "Read a lecture's queue and seat figures" })
   @Get('stats')
   @Roles('admin')
   stats(@Param('id', ParseIdPipe) id: number): Promise<LectureStats> {
