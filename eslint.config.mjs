@@ -19,7 +19,7 @@ export default tseslint.config(
     languageOptions: { globals: globals.browser },
   },
   {
-    files: ['scripts/**/*.js', 'bench/**/*.js'],
+    files: ['scripts/**/*.js', 'bench/**/*.js', 'test/**/*.js'],
     languageOptions: {
       sourceType: 'commonjs',
       globals: globals.node,

@@ -43,7 +43,7 @@ describe('The OpenAPI description (GET /docs-json)', () => {
   beforeAll(async () => {
     ctx = await TestContext.create();
     server = await startedServer(ctx.serverEnv());
-    served = await (await fetch(`${server.url}/docs-json`)).json();
+    served = (await (await fetch(`${server.url}/docs-json`)).json()) as Record<string, unknown>;
     writeFileSync(join(dir, 'openapi.json'), JSON.stringify(served));
     app = await ctx.startApp();
   });
@@ -100,7 +100,7 @@ describe('The OpenAPI description (GET /docs-json)', () => {
   });
 
   it('is the same from an app built by the tests (ts-jest) as from the built server', async () => {
-    const fromTests = await (await fetch(`${app.url}/docs-json`)).json();
+    const fromTests = (await (await fetch(`${app.url}/docs-json`)).json()) as typeof served;
     expect(fromTests.components).toEqual(served.components);
     expect(fromTests.paths).toEqual(served.paths);
   });
