@@ -1,5 +1,6 @@
+# Node 24: the current LTS (Node 20 reached its end of life in April 2026).
 # Build stage: full dependencies, compile TypeScript.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
@@ -11,7 +12,7 @@ COPY lua ./lua
 RUN npm run build && npm prune --omit=dev
 
 # Run stage: production dependencies and the compiled code only, as a non-root user.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./

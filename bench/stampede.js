@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The stampede benchmark (issue 5): recreates the first seconds of a lecture's opening on this
+// The stampede benchmark: recreates the first seconds of a lecture's opening on this
 // machine and reports every figure beside a reference measured in the same run.
 //   npm run bench -- [--students 5000] [--seats 500] [--mode pubsub,keyspace,cron] [--json FILE]
 // With several modes, the stampede runs once per mode and the table compares them.

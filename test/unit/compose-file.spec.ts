@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { satisfies } from 'semver';
 import { parse } from 'yaml';
 
 // No Docker engine runs on CI, so the compose file is checked by parsing it.
@@ -51,6 +52,16 @@ describe('Dockerfile', () => {
     expect(stages[0]).toMatch(/npm run build/);
     expect(stages[0]).toMatch(/npm prune --omit=dev/);
     expect(stages[1]).toMatch(/COPY --from=build \/app\/node_modules/);
+  });
+
+  it('builds and runs on Node 24 (the current LTS), within the Node versions package.json states', () => {
+    for (const stage of stages) expect(stage).toMatch(/^node:24-bookworm-slim\b/);
+    const { engines } = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8'));
+    expect(satisfies('24.0.0', engines.node)).toBe(true);
+    expect(satisfies(process.version, engines.node)).toBe(true); // this run's Node (20 or 24)
+    // @fastify/static's ES-module-only dependency needs require(esm): Node 20.19 / 22.12 on.
+    expect(satisfies('20.18.0', engines.node)).toBe(false);
+    expect(satisfies('22.11.0', engines.node)).toBe(false);
   });
 
   it('runs as a non-root user, with a healthcheck on /health, and node as PID 1 so SIGTERM reaches it', () => {
