@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import type { Lecture } from './lecture.entity';
 
 export const LECTURE_STATUSES = ['SCHEDULED', 'OPEN', 'FULL', 'CLOSED'] as const;
@@ -36,6 +37,7 @@ export class LectureView {
   /** ISO 8601, or null: never closes */
   closesAt: string | null;
   /** SCHEDULED before opensAt, OPEN, FULL (no seat left) or CLOSED after closesAt */
+  @ApiProperty({ enum: LECTURE_STATUSES }) // in this order, whatever order the compiler lists
   status: LectureStatus;
   admission: AdmissionSettingsView;
   fairness: FairnessView;
