@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, command 2: install, make PostgreSQL and Redis reachable, build, run every test.
 # Tests make their own databases and Redis key prefixes; they never touch data they did not create.
+# The suites that depend on Redis's topology run twice: on the standalone Redis, then on a local
+# Redis Cluster (3 masters, 3 replicas) this script starts and stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci
@@ -10,4 +12,23 @@ export CHROMIUM_PATH
 PROMTOOL_PATH=$(bash scripts/find-tool.sh PROMTOOL_PATH prometheus promtool) # checks /metrics
 export PROMTOOL_PATH
 npm run build >/dev/null # the start-up and browser tests run the compiled server, as `npm start` does
-exec npx jest --runInBand "$@"
+
+cluster_dir=$(mktemp -d "${TMPDIR:-/tmp}/enroll-cluster.XXXXXX")
+trap 'bash scripts/redis-cluster.sh stop "$cluster_dir"' EXIT
+TEST_REDIS_CLUSTER_NODES=$(bash scripts/redis-cluster.sh start "$cluster_dir")
+export TEST_REDIS_CLUSTER_NODES
+
+# Everything on the standalone Redis (files named on the command line, or all of them) ...
+npx jest --runInBand "$@"
+# ... then the queue, enroll, admission, live-queue, fair-opening and stampede suites on the
+# cluster, unless only other files were asked for.
+CLUSTER_SUITES='test/e2e/(queue|queue-concurrency|enroll|admission-modes|ticket-expiry|crash-recovery|live-queue|fair-opening|stampede)\.spec\.ts$'
+if [ $# -eq 0 ]; then
+  on_cluster=("$CLUSTER_SUITES")
+else
+  mapfile -t on_cluster < <(printf '%s\n' "$@" | grep -E "$CLUSTER_SUITES" || true)
+fi
+if [ ${#on_cluster[@]} -gt 0 ]; then
+  echo "--- the same suites on a Redis Cluster ($TEST_REDIS_CLUSTER_NODES)"
+  TEST_REDIS_TOPOLOGY=cluster npx jest --runInBand "${on_cluster[@]}"
+fi

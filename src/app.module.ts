@@ -21,7 +21,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         MetricsModule,
         DatabaseModule,
-        RedisModule,
+        RedisModule.forRoot(config),
         AuthModule,
         HealthModule,
         LecturesModule,

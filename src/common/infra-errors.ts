@@ -17,7 +17,7 @@ const NET_CODES = new Set([
 const REDIS_STORE_REPLIES =
   /^(OOM|READONLY|LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|NOREPLICAS|MISCONF|MOVED|ASK)\b/;
 const DRIVER_MESSAGES =
-  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|Stream isn't writeable|Reached the max retries per request|Command timed out|Pool is draining|Cannot use a pool after calling end|Connection lost|Driver not Connected/i;
+  /Cluster isn't ready|Failed to refresh slots cache|None of startup nodes is available|Too many Cluster redirections|Cluster is ended|No sharded subscriber|Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|Stream isn't writeable|Reached the max retries per request|Command timed out|Pool is draining|Cannot use a pool after calling end|Connection lost|Driver not Connected/i;
 
 // Duck-typed, not `instanceof Error`: socket errors are made by Node's own realm, and under a
 // VM (jest) they fail instanceof against the test realm's Error.

@@ -11,6 +11,8 @@ export interface AppConfig {
   redisUrl: string;
   /** Prepended to every Redis key; lets tests and shared servers keep their keys apart. */
   redisKeyPrefix: string;
+  /** Seeds of a Redis Cluster; when any are given, the cluster is used and redisUrl is not. */
+  redisClusterNodes: { host: string; port: number }[];
   jwt: { secret?: string; publicKey?: string };
   admission: {
     mode: AdmissionMode;

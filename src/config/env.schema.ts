@@ -41,6 +41,7 @@ export class EnvSchema {
   @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must be a redis:// URL' })
   REDIS_URL?: string;
   @IsOptional() @IsString() REDIS_KEY_PREFIX?: string;
+  @IsOptional() @IsString() REDIS_CLUSTER_NODES?: string;
 
   @IsOptional()
   @IsString()

@@ -8,6 +8,9 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/0';
 
 export class ConfigError extends Error {}
 
+/** A cluster seed: a host name or address (IPv6 in brackets), a colon, a port. */
+const HOST_PORT = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):([1-9][0-9]{0,4})$/;
+
 /** A browser origin as it sends it: scheme, host, optional port; nothing after. */
 const ORIGIN = /^https?:\/\/[^/\s?#]+$/;
 
@@ -37,6 +40,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       'JWT_SECRET (or JWT_PUBLIC_KEY) must be set: tokens cannot be verified without it',
     );
   }
+  const clusterNodes = (e.REDIS_CLUSTER_NODES ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
+  for (const n of clusterNodes.filter((n) => !HOST_PORT.test(n))) {
+    problems.push(`REDIS_CLUSTER_NODES: "${n}" is not host:port`);
+  }
   const corsOrigins = (e.CORS_ORIGINS ?? '')
     .split(',')
     .map((o) => o.trim())
@@ -55,6 +65,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     dbPoolSize: e.DB_POOL_SIZE ?? 10,
     redisUrl: e.REDIS_URL ?? DEFAULT_REDIS_URL,
     redisKeyPrefix: e.REDIS_KEY_PREFIX ?? '',
+    redisClusterNodes: clusterNodes.map((n) => {
+      const at = n.lastIndexOf(':');
+      return { host: n.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(n.slice(at + 1)) };
+    }),
     // A PEM key in one environment line usually has its newlines written as "\n".
     jwt: { secret: e.JWT_SECRET, publicKey: e.JWT_PUBLIC_KEY?.replace(/\\n/g, '\n') },
     admission: {

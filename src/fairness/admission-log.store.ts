@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-client';
 import { ADMISSION_LOG_GROUP, LOGGED_LECTURES_KEY, lectureKeys } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
 
@@ -23,7 +23,7 @@ type RawEntry = [id: string, fields: string[]];
  */
 @Injectable()
 export class AdmissionLogStore {
-  constructor(@InjectRedis() private readonly redis: Redis) {}
+  constructor(@InjectRedis() private readonly redis: RedisClient) {}
 
   /** Lists lectures whose streams may hold entries to copy (idempotent). */
   async watch(...lectureIds: number[]): Promise<void> {

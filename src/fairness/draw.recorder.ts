@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-client';
 import { DataSource } from 'typeorm';
 import { lectureKeys } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
@@ -17,7 +17,7 @@ export class DrawRecorder {
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    @InjectRedis() private readonly redis: Redis,
+    @InjectRedis() private readonly redis: RedisClient,
   ) {}
 
   /** true when PostgreSQL holds the draw after this call (recorded now or before). */

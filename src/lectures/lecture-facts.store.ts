@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-client';
 import { lectureKeys } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
 import { LectureFacts, fromHash, toHashFields } from './lecture-facts';
@@ -14,7 +14,7 @@ export type SeatChange = 'enrolled' | 'cancelled' | '';
  */
 @Injectable()
 export class LectureFactsStore {
-  constructor(@InjectRedis() private readonly redis: Redis) {}
+  constructor(@InjectRedis() private readonly redis: RedisClient) {}
 
   /** The facts, or undefined when missing or incomplete. */
   async read(id: number): Promise<LectureFacts | undefined> {

@@ -79,7 +79,13 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
         },
       );
     }
-    const first = await this.queue.statusAndSeq(lectureId, studentId);
+    // On a cluster, subscribe to the lecture's news before reading the first status: nothing
+    // that happens after the read can be missed.
+    await this.channel.pin(lectureId);
+    const first = await this.queue.statusAndSeq(lectureId, studentId).catch((err: unknown) => {
+      this.channel.unpin(lectureId);
+      throw err;
+    });
     hijack();
     const stream = new QueueStream(randomUUID(), lectureId, studentId, new SseStream(raw));
     this.add(stream);
@@ -214,6 +220,7 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
     if (streams?.get(s.studentId) !== s) return;
     streams.delete(s.studentId);
     this.count -= 1;
+    this.channel.unpin(s.lectureId);
     if (streams.size === 0) this.lectures.delete(s.lectureId);
   }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-client';
 import { WAITING_LECTURES_KEY, lectureKeys } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
 
@@ -68,7 +68,7 @@ export class MetricsService {
   /** One Redis read per scrape, shared by both per-lecture gauges (collected concurrently). */
   private queueScrape?: Promise<QueueFigures[]>;
 
-  constructor(@InjectRedis() private readonly redis: Redis) {
+  constructor(@InjectRedis() private readonly redis: RedisClient) {
     collectDefaultMetrics({ register: this.registry });
     // prom-client's totals of active handles, requests and resources are gauges named *_total,
     // which Prometheus' naming rules (promtool check metrics) keep for counters; the same
@@ -139,17 +139,18 @@ export class MetricsService {
     try {
       const ids = await this.redis.smembers(WAITING_LECTURES_KEY);
       const now = Date.now();
-      const pipe = this.redis.pipeline();
-      for (const id of ids) {
-        const k = lectureKeys(Number(id));
-        pipe.zcard(k.queue).zcount(k.tickets, `(${now}`, '+inf');
-      }
-      const replies = (await pipe.exec()) ?? [];
-      return ids.map((id, i) => ({
-        id,
-        waiting: Number(replies[2 * i]?.[1] ?? 0),
-        active: Number(replies[2 * i + 1]?.[1] ?? 0),
-      }));
+      // One command per key, not one pipeline: on a cluster the lectures live on different
+      // shards (auto-pipelining still batches what goes to each).
+      return await Promise.all(
+        ids.map(async (id) => {
+          const k = lectureKeys(Number(id));
+          const [waiting, active] = await Promise.all([
+            this.redis.zcard(k.queue),
+            this.redis.zcount(k.tickets, `(${now}`, '+inf'),
+          ]);
+          return { id, waiting, active };
+        }),
+      );
     } catch {
       return []; // Redis down: the per-lecture gauges are absent from this scrape; the rest report
     }

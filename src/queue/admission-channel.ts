@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-client';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { STARTUP_WAIT_MS, readyWithin } from '../redis/ready';
+import { ChannelTransport, transportFor } from './channel-transport';
 import { InjectRedis } from '../redis/redis.token';
 
 /** What one instance hears on the channel; every kind names the lecture it is about. */
@@ -32,17 +32,19 @@ type Listener = (event: ChannelEvent) => void;
 @Injectable()
 export class AdmissionChannel implements OnApplicationShutdown {
   private readonly logger = new Logger(AdmissionChannel.name);
-  private subscriber?: Redis;
-  private readonly channel: string;
+  private readonly transport: ChannelTransport;
   private readonly ticketKey: RegExp;
   private readonly listeners: Listener[] = [];
+  /** lectures whose news this instance receives (cluster), and those live streams hold */
+  private readonly following = new Set<number>();
+  private readonly pinned = new Map<number, number>();
 
   constructor(
-    @InjectRedis() private readonly redis: Redis,
+    @InjectRedis() private readonly redis: RedisClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    // Channels are not keys, so ioredis does not prefix them: do it here, for the same isolation.
-    this.channel = `${config.redisKeyPrefix}admission:slot-freed`;
+    // Channels carry the key prefix too, for the same isolation between deployments and tests.
+    this.transport = transportFor(redis, config.redisKeyPrefix);
     const prefix = config.redisKeyPrefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     this.ticketKey = new RegExp(`^${prefix}\\{lecture:(\\d+)\\}:ticket:`);
   }
@@ -54,12 +56,16 @@ export class AdmissionChannel implements OnApplicationShutdown {
 
   /** Tells every instance a slot may have freed in this lecture. Never throws. */
   async slotFreed(lectureId: number): Promise<void> {
-    if (this.enabled) await this.publish(String(lectureId));
+    if (!this.enabled) return;
+    // On a cluster only followers hear a lecture's channel: this instance, which freed the
+    // slot, follows it, so it admits at once whoever else is listening.
+    await this.follow(lectureId);
+    await this.publish(lectureId, String(lectureId));
   }
 
   /** Tells every instance these students' status changed. Never throws. */
   async studentsChanged(lectureId: number, students: string[]): Promise<void> {
-    if (students.length > 0) await this.publish(`${lectureId} s ${students.join(' ')}`);
+    if (students.length > 0) await this.publish(lectureId, `${lectureId} s ${students.join(' ')}`);
   }
 
   /**
@@ -73,26 +79,26 @@ export class AdmissionChannel implements OnApplicationShutdown {
     waiting: number,
   ) {
     if (students.length > 0) {
-      await this.publish(`${lectureId} a ${expiresAt} ${waiting} ${students.join(' ')}`);
+      await this.publish(lectureId, `${lectureId} a ${expiresAt} ${waiting} ${students.join(' ')}`);
     }
   }
 
   /** Tells every instance the lecture's pre-queue was drawn. Never throws. */
   async drawn(lectureId: number): Promise<void> {
-    await this.publish(`${lectureId} d`);
+    await this.publish(lectureId, `${lectureId} d`);
   }
 
   /** Tells every instance this student opened a live stream. Never throws. */
   async streamOpened(lectureId: number, student: string, streamId: string): Promise<void> {
-    await this.publish(`${lectureId} o ${student} ${streamId}`);
+    await this.publish(lectureId, `${lectureId} o ${student} ${streamId}`);
   }
 
   onEvent(listener: Listener): void {
     this.listeners.push(listener);
   }
 
-  private async publish(message: string): Promise<void> {
-    await this.redis.publish(this.channel, message).catch((err: Error) => {
+  private async publish(lectureId: number, message: string): Promise<void> {
+    await this.transport.publish(lectureId, message).catch((err: Error) => {
       this.logger.warn(`could not publish an event (the cron catches up): ${err.message}`);
     });
   }
@@ -122,68 +128,67 @@ export class AdmissionChannel implements OnApplicationShutdown {
     return undefined;
   }
 
-  /** Starts the one subscriber connection of this instance (ioredis resubscribes on reconnect). */
+  /**
+   * Starts listening: standalone, one subscriber connection; on a cluster, sharded subscribers
+   * (one per master) for the lectures this instance follows. Keyspace mode also listens to
+   * Redis's own ticket-expiry events.
+   */
   async listen(): Promise<void> {
-    const sub = this.redis.duplicate({
-      keyPrefix: '',
-      enableAutoPipelining: false,
-      maxRetriesPerRequest: null,
-      enableOfflineQueue: true,
-    });
-    this.subscriber = sub;
-    sub.on('error', () => undefined); // reconnects on its own; the command connection reports outages
-    sub.on('message', (channel: string, message: string) => {
-      if (channel === this.channel) {
-        const event = this.parse(message);
-        if (event) this.emit(event);
-        return;
-      }
-      const m = this.ticketKey.exec(message); // keyspace: the expired key's name
-      if (m) this.emit({ kind: 'slot', lectureId: Number(m[1]) });
-    });
-    const channels = [this.channel];
-    if (this.config.admission.mode === 'keyspace' && (await this.enableExpiryEvents())) {
-      channels.push(`__keyevent@${this.redis.options.db ?? 0}__:expired`);
-    }
-    // A SUBSCRIBE sent between TCP connect and the end of ioredis's ready check puts the
-    // connection in subscriber mode before the check's INFO runs; Redis refuses that INFO and
-    // ioredis drops the connection, subscriptions and all. So: subscribe only once ready. At
-    // start-up wait for that a little, so events work from the ready line on; if Redis is not
-    // there yet, subscribe when it comes (the cron admits meanwhile).
-    const subscribe = () =>
-      sub.subscribe(...channels).catch((err: Error) => {
-        this.logger.warn(
-          `admission events unavailable for now (${err.message}); the cron admits meanwhile`,
-        );
-      });
-    if (await readyWithin(sub, STARTUP_WAIT_MS)) await subscribe();
-    else sub.once('ready', () => void subscribe());
+    await this.transport.listen(
+      {
+        message: (text) => {
+          const event = this.parse(text);
+          if (event) this.emit(event);
+        },
+        expired: (key) => {
+          const m = this.ticketKey.exec(key);
+          if (m) this.emit({ kind: 'slot', lectureId: Number(m[1]) });
+        },
+      },
+      this.config.admission.mode === 'keyspace',
+    );
   }
 
-  /** Keyspace mode needs Redis to publish expirations (flags E and x). */
-  private async enableExpiryEvents(): Promise<boolean> {
-    try {
-      const [, flags = ''] = (await this.redis.config('GET', 'notify-keyspace-events')) as string[];
-      const has = (f: string) => flags.includes(f) || (f === 'x' && flags.includes('A'));
-      if (!has('E') || !has('x')) {
-        await this.redis.config(
-          'SET',
-          'notify-keyspace-events',
-          `${flags}${has('E') ? '' : 'E'}${has('x') ? '' : 'x'}`,
-        );
+  /**
+   * Receive this lecture's news on this instance (on a cluster, a sharded subscription to the
+   * lecture's channel; standalone, everything arrives anyway). Idempotent and cheap to repeat.
+   */
+  follow(lectureId: number): Promise<void> {
+    return this.transport.follow(lectureId);
+  }
+
+  /**
+   * Keep following exactly `lectureIds` and those with live streams here (pinned): the cron
+   * calls it with the lectures it watches, so subscriptions follow the lectures in play.
+   */
+  async followOnly(lectureIds: Iterable<number>): Promise<void> {
+    const wanted = new Set([...lectureIds, ...this.pinned.keys()]);
+    for (const id of [...this.following]) {
+      if (!wanted.has(id)) {
+        this.following.delete(id);
+        await this.transport.unfollow(id);
       }
-      return true;
-    } catch (err) {
-      this.logger.warn(
-        `ADMISSION_MODE=keyspace: Redis refused CONFIG (${(err as Error).message}); expired tickets ` +
-          'will not be seen as events and are refilled by the cron instead. Enable ' +
-          '"notify-keyspace-events Ex" on the server to get them.',
-      );
-      return false;
     }
+    for (const id of wanted) {
+      this.following.add(id);
+      await this.transport.follow(id);
+    }
+  }
+
+  /** A live stream of this lecture opened here: its news must keep coming while it is open. */
+  async pin(lectureId: number): Promise<void> {
+    this.pinned.set(lectureId, (this.pinned.get(lectureId) ?? 0) + 1);
+    this.following.add(lectureId);
+    await this.transport.follow(lectureId);
+  }
+
+  unpin(lectureId: number): void {
+    const n = (this.pinned.get(lectureId) ?? 1) - 1;
+    if (n > 0) this.pinned.set(lectureId, n);
+    else this.pinned.delete(lectureId); // unfollowed at the next followOnly if not watched
   }
 
   onApplicationShutdown(): void {
-    this.subscriber?.disconnect();
+    this.transport.close();
   }
 }

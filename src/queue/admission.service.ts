@@ -115,6 +115,8 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       await this.facts.retryUnsynced();
       if (this.ticks++ % SWEEP_EVERY_TICKS === 0) await this.sweep();
       const lectures = await this.queue.watched();
+      // On a cluster, this instance hears the news of exactly the lectures in play.
+      await this.channel.followOnly(lectures);
       await Promise.all(lectures.map((id) => this.admit(id, 'tick')));
       this.metrics.tick((performance.now() - started) / 1000);
     } catch (err) {

@@ -60,6 +60,7 @@ export class QueueService {
     if (place.created && place.state === 'PRE_QUEUED')
       this.admission.drawAt(lectureId, facts.opensAt);
     if (place.created) {
+      await this.channel.follow(lectureId); // a cluster's sharded channel: events admit here too
       await this.channel.studentsChanged(lectureId, [studentId]);
       // Every join lists the lecture for the cron (idempotent); if this fails, the student is
       // in the queue all the same and the cron's sweep lists the lecture again.

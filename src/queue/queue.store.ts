@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-client';
 import { WAITING_LECTURES_KEY, lectureKeys } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
 import { PositionsReply, isScriptError } from '../redis/script-commands';
@@ -59,7 +59,7 @@ export function positionIn(shape: QueueShape, seq: number): number | null {
 /** The waiting line and the cron's list of lectures to watch; one typed method per script. */
 @Injectable()
 export class QueueStore {
-  constructor(@InjectRedis() private readonly redis: Redis) {}
+  constructor(@InjectRedis() private readonly redis: RedisClient) {}
 
   /**
    * The student's place; with `join`, joins at the back (or the pre-queue) first. `member` is

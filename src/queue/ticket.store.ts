@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-client';
 import { lectureKeys } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
 import { ScriptError, isScriptError } from '../redis/script-commands';
@@ -28,7 +28,7 @@ export interface AdmitResult {
  */
 @Injectable()
 export class TicketStore {
-  constructor(@InjectRedis() private readonly redis: Redis) {}
+  constructor(@InjectRedis() private readonly redis: RedisClient) {}
 
   /** Pop-and-grant. null: the lecture's facts are not in Redis (rebuild them first). */
   async admit(

@@ -1,5 +1,5 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-client';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { AuthedRequest } from '../auth/current-user.decorator';
 import { AppError } from '../common/error-codes';
@@ -15,7 +15,7 @@ import { InjectRedis } from '../redis/redis.token';
 export class RateLimitGuard implements CanActivate {
   private readonly limiter?: RateLimiterRedis;
 
-  constructor(@InjectRedis() redis: Redis, @Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@InjectRedis() redis: RedisClient, @Inject(APP_CONFIG) config: AppConfig) {
     if (config.rateLimitPerSecond > 0) {
       this.limiter = new RateLimiterRedis({
         storeClient: redis,

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client';
 
 // lua/ sits at the repository root: two levels up from src/redis, three from dist/src/redis.
 const LUA_DIR = [resolve(__dirname, '../../lua'), resolve(__dirname, '../../../lua')].find((d) =>
@@ -38,7 +38,7 @@ export function readScripts(dir = LUA_DIR): ScriptSource[] {
  * Redis lost its script cache) and loads them into Redis now, so the first request does not
  * pay for it.
  */
-export async function defineScripts(redis: Redis): Promise<void> {
+export async function defineScripts(redis: RedisClient): Promise<void> {
   const scripts = readScripts();
   for (const s of scripts) {
     redis.defineCommand(s.name, { numberOfKeys: s.numberOfKeys, lua: s.lua });

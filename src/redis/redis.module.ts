@@ -1,60 +1,95 @@
-import { RedisModule as NestRedisModule, RedisService } from '@liaoliaots/nestjs-redis';
-import { Global, Module } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
+import {
+  ClusterModule,
+  ClusterService,
+  RedisModule as NestRedisModule,
+  RedisService,
+} from '@liaoliaots/nestjs-redis';
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import type { RedisOptions } from 'ioredis';
+import type { AppConfig } from '../config/app-config';
 import { defineScripts } from './lua-scripts';
 import { STARTUP_WAIT_MS, readyWithin } from './ready';
+import type { RedisClient } from './redis-client';
 import { REDIS } from './redis.token';
 import './script-commands';
 
 /**
- * The shared command connection. Commands fail fast when Redis is down (one retry, short
- * time-outs) so that a request answers 503 instead of waiting for a reconnect.
+ * What every connection to a Redis server uses. Commands fail fast when Redis is down (one
+ * retry, short time-outs) so that a request answers 503 instead of waiting for a reconnect.
+ */
+const SERVER_OPTIONS: RedisOptions = {
+  maxRetriesPerRequest: 1,
+  connectTimeout: 2000,
+  commandTimeout: 2000,
+  retryStrategy: (times: number) => Math.min(times * 100, 1000),
+  // On close, a socket that never connected (Redis down) is destroyed after this instead of
+  // ioredis's 2 s, which kept a closed app's process alive that long.
+  disconnectTimeout: 200,
+  // While Redis is unreachable a command fails at once (503) instead of waiting in a queue for
+  // a connection that may never come back.
+  enableOfflineQueue: false,
+};
+
+/**
+ * The shared command connection: one standalone Redis (REDIS_URL), or a Redis Cluster
+ * (REDIS_CLUSTER_NODES) followed through MOVED/ASK and topology changes, every command sent to
+ * the master that owns its slot (reads included: a replica may lag behind a grant).
  */
 @Global()
-@Module({
-  imports: [
-    NestRedisModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (...args: unknown[]) => {
-        const config = args[0] as AppConfig;
-        return {
+@Module({})
+export class RedisModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    const cluster = config.redisClusterNodes.length > 0;
+    const client = cluster
+      ? ClusterModule.forRoot({
+          closeClient: true,
+          errorLog: false,
+          config: {
+            nodes: config.redisClusterNodes,
+            keyPrefix: config.redisKeyPrefix,
+            enableAutoPipelining: true,
+            enableOfflineQueue: false,
+            scaleReads: 'master',
+            // A failover takes a few seconds; meanwhile commands answer 503 (see infra-errors).
+            clusterRetryStrategy: (times: number) => Math.min(times * 100, 1000),
+            retryDelayOnFailover: 100,
+            retryDelayOnClusterDown: 100,
+            redisOptions: SERVER_OPTIONS,
+            // Failures reach callers as failed commands (503); the client's own error events
+            // would only repeat them.
+            onClientCreated: (client) => void client.on('error', () => undefined),
+          },
+        })
+      : NestRedisModule.forRoot({
           closeClient: true,
           errorLog: false,
           config: {
             url: config.redisUrl,
             keyPrefix: config.redisKeyPrefix,
-            maxRetriesPerRequest: 1,
             // Commands issued in the same tick share one write: under a stampede this turns
             // thousands of small socket writes into a few large ones.
             enableAutoPipelining: true,
-            connectTimeout: 2000,
-            commandTimeout: 2000,
-            retryStrategy: (times: number) => Math.min(times * 100, 1000),
-            // On close, a socket that never connected (Redis down) is destroyed after this
-            // instead of ioredis's 2 s, which kept a closed app's process alive that long.
-            disconnectTimeout: 200,
-            // While Redis is unreachable a command fails at once (503) instead of waiting in
-            // a queue for a connection that may never come back.
-            enableOfflineQueue: false,
+            ...SERVER_OPTIONS,
           },
-        };
-      },
-    }),
-  ],
-  providers: [
-    {
-      provide: REDIS,
-      inject: [RedisService],
-      useFactory: async (s: RedisService) => {
-        const client = s.getOrThrow();
-        // Without an offline queue, commands need the connection: give it a moment at start-up.
-        // If Redis is not there, the service still starts and answers 503 until it is.
-        await readyWithin(client, STARTUP_WAIT_MS);
-        await defineScripts(client);
-        return client;
-      },
-    },
-  ],
-  exports: [REDIS],
-})
-export class RedisModule {}
+        });
+    return {
+      module: RedisModule,
+      imports: [client],
+      providers: [
+        {
+          provide: REDIS,
+          inject: [cluster ? ClusterService : RedisService],
+          useFactory: async (s: RedisService | ClusterService) => {
+            const redis: RedisClient = s.getOrThrow();
+            // Without an offline queue, commands need the connection: give it a moment at
+            // start-up. If Redis is not there, the service still starts and answers 503.
+            await readyWithin(redis, STARTUP_WAIT_MS);
+            await defineScripts(redis);
+            return redis;
+          },
+        },
+      ],
+      exports: [REDIS],
+    };
+  }
+}

@@ -1,5 +1,7 @@
 import { lectureKeys } from '../../src/redis/keys';
 import { AdmissionChannel } from '../../src/queue/admission-channel';
+import { AdmissionService } from '../../src/queue/admission.service';
+import { TEST_TOPOLOGY, eachServer } from '../helpers/redis';
 import {
   cancelEnrollment,
   createLecture,
@@ -47,11 +49,25 @@ describe('Event-driven admission', () => {
       b = await ctx.startApp({ admission: { ...FAR, mode } });
     });
 
-    it('every instance holds exactly one subscriber on the channel from start-up', async () => {
-      const channel = `${ctx.redisPrefix}admission:slot-freed`;
-      const [, subscribers] = (await ctx.redis.pubsub('NUMSUB', channel)) as [string, number];
-      expect(subscribers).toBe(ctx.apps.length); // cron-mode instances too: live streams use it
-    });
+    if (TEST_TOPOLOGY === 'standalone') {
+      it('every instance holds exactly one subscriber on the channel from start-up', async () => {
+        const channel = `${ctx.redisPrefix}admission:slot-freed`;
+        const [, subscribers] = (await ctx.redis.pubsub('NUMSUB', channel)) as [string, number];
+        expect(subscribers).toBe(ctx.apps.length); // cron-mode instances too: live streams use it
+      });
+    } else {
+      it('every instance watching a lecture holds exactly one sharded subscription to its channel', async () => {
+        const { id } = await createLecture(a.url, { capacity: 5 });
+        await join(a.url, id, 'watch-me');
+        // The cron follows the lectures it watches; run a tick on each instance now.
+        await Promise.all([a, b].map((x) => x.app.get(AdmissionService).tick()));
+        const channel = `${ctx.redisPrefix}{lecture:${id}}:events`;
+        const counts = await eachServer(
+          async (s) => ((await s.pubsub('SHARDNUMSUB', channel)) as [string, number])[1],
+        );
+        expect(counts.reduce((x, y) => x + y, 0)).toBe(2);
+      });
+    }
 
     it('admits on join: the first student into an open, empty lecture is ADMITTED in the join response', async () => {
       const { id } = await createLecture(a.url);

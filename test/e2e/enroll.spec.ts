@@ -272,7 +272,7 @@ describe('Enrollment (API.md, Enrollment)', () => {
 
   it('Redis unreachable → 503 UNAVAILABLE and nothing changes', async () => {
     const { id } = await createLecture(url, { capacity: 2 });
-    const broken = await ctx.startApp({ redisUrl: 'redis://127.0.0.1:1/0' });
+    const broken = await ctx.startApp(ctx.unreachableRedis());
     for (const res of [await enroll(broken.url, id, 'x'), await join(broken.url, id, 'x')]) {
       expect([res.status, res.body.code]).toEqual([503, 'UNAVAILABLE']);
     }

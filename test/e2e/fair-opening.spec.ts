@@ -45,7 +45,7 @@ describe('Fair opening (API.md): pre-queue, draw, admission log', () => {
   /** Redis loses everything it held about the lecture, as in a restart without persistence. */
   const forgetLecture = async (id: number) => {
     // KEYS does not add ioredis's key prefix to its pattern; DEL does to its keys.
-    const keys = await ctx.redis.keys(`${ctx.redisPrefix}{lecture:${id}}:*`);
+    const keys = await ctx.lectureKeyNames(id);
     expect(keys.length).toBeGreaterThan(0);
     await ctx.redis.del(...keys.map((key) => key.slice(ctx.redisPrefix.length)));
   };

@@ -195,9 +195,7 @@ describe('Queue routes (API.md, Queue)', () => {
     const { id } = await createLecture(url, { capacity: 4 });
     await join(url, id, 'a');
     const raw = ctx.redis; // prefixed like the app
-    const keys = (await ctx.redis.keys(`${ctx.redisPrefix}{lecture:${id}}*`)).map((k) =>
-      k.slice(ctx.redisPrefix.length),
-    );
+    const keys = (await ctx.lectureKeyNames(id)).map((k) => k.slice(ctx.redisPrefix.length));
     await raw.del(...keys);
     await eventually(
       async () => (await queueStatus(url, id, 'a')).body.status === 'NOT_QUEUED',

@@ -1,13 +1,21 @@
-import Redis from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Client } from 'pg';
 import { createApp } from '../../src/app.factory';
 import type { AppConfig } from '../../src/config/app-config';
 import { TEMPLATE_ENV, adminQuery, databaseUrl, uniqueName } from './pg';
-import { deleteRedisPrefix } from './redis';
+import {
+  TEST_REDIS_URL,
+  deleteRedisPrefix,
+  eachServer,
+  keysMatching,
+  serverName,
+  testClusterNodes,
+  testRedis,
+} from './redis';
 import { TEST_JWT_SECRET } from './tokens';
 
-export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+export { TEST_REDIS_URL };
 
 export interface RunningApp {
   app: NestFastifyApplication;
@@ -23,15 +31,17 @@ type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? Partial<T[K]> : T
  */
 export class TestContext {
   readonly apps: RunningApp[] = [];
-  readonly redis: Redis;
+  /** the tests' own connection, under this context's key prefix (a Cluster on a cluster run) */
+  readonly redis: Redis | Cluster;
   readonly pg: Client;
-  private keyspaceEvents = '';
+  /** each server's notify-keyspace-events as found, put back on close */
+  private keyspaceEvents = new Map<string, string>();
 
   private constructor(
     readonly dbName: string,
     readonly redisPrefix: string,
   ) {
-    this.redis = new Redis(TEST_REDIS_URL, { keyPrefix: redisPrefix });
+    this.redis = testRedis(redisPrefix);
     this.pg = new Client({ connectionString: databaseUrl(dbName) });
   }
 
@@ -43,7 +53,12 @@ export class TestContext {
     const ctx = new TestContext(name, `${name}:`);
     await ctx.pg.connect();
     // Keyspace-mode apps turn on Redis's expiry events; put the server's setting back after.
-    ctx.keyspaceEvents = ((await ctx.redis.config('GET', 'notify-keyspace-events')) as string[])[1];
+    ctx.keyspaceEvents = new Map(
+      await eachServer(async (s): Promise<[string, string]> => [
+        serverName(s),
+        ((await s.config('GET', 'notify-keyspace-events')) as string[])[1],
+      ]),
+    );
     return ctx;
   }
 
@@ -56,6 +71,7 @@ export class TestContext {
       dbPoolSize: 10,
       redisUrl: TEST_REDIS_URL,
       redisKeyPrefix: this.redisPrefix,
+      redisClusterNodes: testClusterNodes(),
       jwt: { secret: TEST_JWT_SECRET },
       admission: {
         mode: 'cron',
@@ -90,6 +106,9 @@ export class TestContext {
       DATABASE_URL: databaseUrl(this.dbName),
       DB_MIGRATE_ON_START: 'false',
       REDIS_URL: TEST_REDIS_URL,
+      REDIS_CLUSTER_NODES: testClusterNodes()
+        .map((n) => `${n.host}:${n.port}`)
+        .join(','),
       REDIS_KEY_PREFIX: this.redisPrefix,
       RATE_LIMIT_PER_SECOND: '0',
       ...overrides,
@@ -115,8 +134,25 @@ export class TestContext {
     await this.pg.end().catch(() => undefined);
     await adminQuery(`DROP DATABASE IF EXISTS ${this.dbName} WITH (FORCE)`);
     await this.deleteRedisKeys();
-    await this.redis.config('SET', 'notify-keyspace-events', this.keyspaceEvents);
+    await eachServer(async (s) => {
+      const found = this.keyspaceEvents.get(serverName(s));
+      if (found !== undefined) await s.config('SET', 'notify-keyspace-events', found);
+    });
     this.redis.disconnect();
+  }
+
+  /** Config overrides that point an app at a Redis nobody answers on, in this run's topology. */
+  unreachableRedis(): Partial<AppConfig> {
+    const dead = { host: '127.0.0.1', port: 1 };
+    return {
+      redisUrl: 'redis://127.0.0.1:1/0',
+      redisClusterNodes: testClusterNodes().length > 0 ? [dead] : [],
+    };
+  }
+
+  /** This context's keys of one lecture, full names (prefix included), from every server. */
+  lectureKeyNames(lectureId: number): Promise<string[]> {
+    return keysMatching(`${this.redisPrefix}{lecture:${lectureId}}*`);
   }
 
   private deleteRedisKeys(): Promise<void> {

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# A local Redis Cluster for the tests and the bench, from the redis-server binaries:
+#   scripts/redis-cluster.sh start <dir>   3 masters + 3 replicas on free loopback ports, no
+#                                          persistence, a short node timeout; prints the seeds
+#                                          (host:port,...) once every slot is served
+#   scripts/redis-cluster.sh stop <dir>    stops them and removes <dir>
+# Everything lives under <dir> (configs, node files, logs, pids), so runs never share state.
+set -euo pipefail
+cmd=${1:?start or stop}
+dir=${2:?a directory of its own}
+NODES=6
+NODE_TIMEOUT_MS=${REDIS_CLUSTER_NODE_TIMEOUT_MS:-1000}
+
+say() { echo "redis-cluster: $*" >&2; }
+free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+start() {
+  command -v redis-server >/dev/null && command -v redis-cli >/dev/null || {
+    say "redis-server and redis-cli are needed (Debian/Ubuntu: apt-get install redis-server)"; exit 1; }
+  mkdir -p "$dir"
+  local base ports=() tries=0
+  # Each node needs its port and its cluster bus port (port + 10000) free.
+  while [ ${#ports[@]} -lt $NODES ]; do
+    tries=$((tries + 1)); [ $tries -gt 50 ] && { say "no free ports found"; exit 1; }
+    base=$((20000 + RANDOM % 10000)); ports=()
+    for i in $(seq 0 $((NODES - 1))); do
+      p=$((base + i)); free $p && free $((p + 10000)) || { ports=(); break; }
+      ports+=("$p")
+    done
+  done
+  for p in "${ports[@]}"; do
+    mkdir -p "$dir/$p"
+    redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
+      --cluster-config-file "$dir/$p/nodes.conf" --cluster-node-timeout "$NODE_TIMEOUT_MS" \
+      --save '' --appendonly no --dir "$dir/$p" --logfile "$dir/$p/redis.log" \
+      --pidfile "$dir/$p/redis.pid" --daemonize yes >/dev/null
+  done
+  for p in "${ports[@]}"; do
+    for _ in $(seq 1 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  done
+  redis-cli --cluster create $(printf '127.0.0.1:%s ' "${ports[@]}") --cluster-replicas 1 \
+    --cluster-yes >"$dir/create.log" 2>&1 || { say "cluster create failed: see $dir/create.log"; exit 1; }
+  for p in "${ports[@]}"; do
+    for _ in $(seq 1 100); do
+      redis-cli -p "$p" cluster info 2>/dev/null | grep -q 'cluster_state:ok' && break; sleep 0.1
+    done
+  done
+  printf '%s\n' "${ports[@]}" >"$dir/ports"
+  (IFS=,; echo "${ports[*]/#/127.0.0.1:}")
+}
+
+stop() {
+  [ -d "$dir" ] || return 0
+  for pid in "$dir"/*/redis.pid; do [ -f "$pid" ] && kill "$(cat "$pid")" 2>/dev/null || true; done
+  sleep 0.2
+  rm -rf "$dir"
+}
+
+case $cmd in
+  start) start ;;
+  stop) stop ;;
+  *) say "usage: $0 start|stop <dir>"; exit 2 ;;
+esac
