@@ -4,6 +4,9 @@
 #                                          persistence, a short node timeout; prints the seeds
 #                                          (host:port,...) once every slot is served
 #   scripts/redis-cluster.sh stop <dir>    stops them and removes <dir>
+#   scripts/redis-cluster.sh restart <dir> stops every node and makes a new, empty cluster on
+#                                          the same ports (a whole-cluster restart without
+#                                          persistence: everything it held is gone)
 # Everything lives under <dir> (configs, node files, logs, pids), so runs never share state.
 set -euo pipefail
 cmd=${1:?start or stop}
@@ -19,19 +22,25 @@ start() {
     say "redis-server and redis-cli are needed (Debian/Ubuntu: apt-get install redis-server)"; exit 1; }
   mkdir -p "$dir"
   local base ports=() tries=0
+  [ -f "$dir/ports" ] && mapfile -t ports <"$dir/ports" # restart: the same ports
   # Each node needs its port and its cluster bus port (port + 10000) free.
   while [ ${#ports[@]} -lt $NODES ]; do
     tries=$((tries + 1)); [ $tries -gt 50 ] && { say "no free ports found"; exit 1; }
-    base=$((20000 + RANDOM % 10000)); ports=()
+    # Ports and bus ports below the kernel's ephemeral range (32768 up), which outgoing
+    # connections take without listening, so a free-looking bus port is really free.
+    base=$((20000 + RANDOM % 2700)); ports=()
     for i in $(seq 0 $((NODES - 1))); do
       p=$((base + i)); free $p && free $((p + 10000)) || { ports=(); break; }
       ports+=("$p")
     done
   done
+  # validity factor 0: a replica always stands for election when its master fails, even one
+  # whose sync had not finished (a cluster killed seconds after it was made, in the tests).
   for p in "${ports[@]}"; do
-    mkdir -p "$dir/$p"
+    rm -rf "${dir:?}/$p"; mkdir -p "$dir/$p"
     redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
       --cluster-config-file "$dir/$p/nodes.conf" --cluster-node-timeout "$NODE_TIMEOUT_MS" \
+      --cluster-replica-validity-factor 0 \
       --save '' --appendonly no --dir "$dir/$p" --logfile "$dir/$p/redis.log" \
       --pidfile "$dir/$p/redis.pid" --daemonize yes >/dev/null
   done
@@ -49,15 +58,22 @@ start() {
   (IFS=,; echo "${ports[*]/#/127.0.0.1:}")
 }
 
+kill_nodes() {
+  for pid in "$dir"/*/redis.pid; do [ -f "$pid" ] && kill -9 "$(cat "$pid")" 2>/dev/null || true; done
+  for p in $(cat "$dir/ports" 2>/dev/null); do
+    for _ in $(seq 1 50); do free "$p" && break; sleep 0.1; done
+  done
+}
+
 stop() {
   [ -d "$dir" ] || return 0
-  for pid in "$dir"/*/redis.pid; do [ -f "$pid" ] && kill "$(cat "$pid")" 2>/dev/null || true; done
-  sleep 0.2
+  kill_nodes
   rm -rf "$dir"
 }
 
 case $cmd in
   start) start ;;
   stop) stop ;;
+  restart) kill_nodes; start ;;
   *) say "usage: $0 start|stop <dir>"; exit 2 ;;
 esac

@@ -67,7 +67,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const { body, headers } = toErrorBody(err, this.metrics);
     if (body.statusCode >= 500) this.logger.error(err instanceof Error ? err.stack : err);
     const reply = host.switchToHttp().getResponse<FastifyReply>();
-    answeredWith.set(reply.request.raw, body); // for the request's log line: why it failed
+    // For the request's log line: why it failed (for a 503, which store said what).
+    const cause = body.statusCode === 503 && err instanceof Error ? ` (${err.message})` : '';
+    answeredWith.set(reply.request.raw, { ...body, message: body.message + cause });
     reply.status(body.statusCode).headers(headers).send(body);
   }
 }

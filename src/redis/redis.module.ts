@@ -53,6 +53,9 @@ export class RedisModule {
             // A failover takes a few seconds; meanwhile commands answer 503 (see infra-errors).
             clusterRetryStrategy: (times: number) => Math.min(times * 100, 1000),
             retryDelayOnFailover: 100,
+            // Without an offline queue, a command for a dead master fails before it is sent, so
+            // no redirection ever tells ioredis about the promoted replica: ask every second.
+            slotsRefreshInterval: 1000,
             retryDelayOnClusterDown: 100,
             redisOptions: SERVER_OPTIONS,
             // Failures reach callers as failed commands (503); the client's own error events
