@@ -5,8 +5,9 @@
 // With several modes, the stampede runs once per mode and the table compares them.
 // Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
 const { execFileSync, spawnSync } = require('node:child_process');
-const { writeFileSync } = require('node:fs');
-const { resolve } = require('node:path');
+const { mkdtempSync, writeFileSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const { join, resolve } = require('node:path');
 const { parseArgs } = require('node:util');
 const jwt = require('jsonwebtoken');
 const { HttpClient, latency, percentile, sleep, now } = require('./lib/load');
@@ -29,6 +30,7 @@ const { values: opt } = parseArgs({
     clients: { type: 'string', default: 'sse,poll' },
     'no-build': { type: 'boolean', default: false },
     prequeue: { type: 'boolean', default: false },
+    redis: { type: 'string', default: 'standalone' },
     'prequeue-sizes': { type: 'string', default: '5000,100000' },
   },
 });
@@ -50,7 +52,25 @@ if (!(STUDENTS > 0 && SEATS > 0 && SEATS <= 100_000))
   throw new Error('--students and --seats must be positive');
 
 const PG_SERVER = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432';
-const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379/0';
+if (!['standalone', 'cluster'].includes(opt.redis))
+  throw new Error('--redis must be standalone or cluster');
+// `--redis cluster`: a local 3+3 Redis Cluster made for this run (scripts/redis-cluster.sh);
+// REDIS_URL is then `cluster:<seeds>`, which the helpers in lib/stores.js understand.
+const CLUSTER_DIR = opt.redis === 'cluster' ? mkdtempSync(join(tmpdir(), 'bench-cluster-')) : null;
+const CLUSTER_SEEDS = CLUSTER_DIR
+  ? execFileSync(
+      'bash',
+      [resolve(__dirname, '../scripts/redis-cluster.sh'), 'start', CLUSTER_DIR],
+      {
+        encoding: 'utf8',
+      },
+    ).trim()
+  : null;
+const REDIS_URL = CLUSTER_SEEDS
+  ? `cluster:${CLUSTER_SEEDS}`
+  : process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379/0';
+/** The service's (and the floor's) Redis settings for this run's topology. */
+const REDIS_ENV = CLUSTER_SEEDS ? { REDIS_CLUSTER_NODES: CLUSTER_SEEDS } : { REDIS_URL };
 const DB = `enroll_bench_${process.pid}`;
 const DB_URL = `${PG_SERVER}/${DB}`;
 const PREFIX = `bench${process.pid}:`;
@@ -66,7 +86,7 @@ function startService(mode) {
   return startNode(
     resolve(ROOT, 'dist/src/main.js'),
     {
-      PORT: '0', HOST: '127.0.0.1', DATABASE_URL: DB_URL, REDIS_URL, REDIS_KEY_PREFIX: PREFIX,
+      PORT: '0', HOST: '127.0.0.1', DATABASE_URL: DB_URL, ...REDIS_ENV, REDIS_KEY_PREFIX: PREFIX,
       JWT_SECRET: SECRET, ADMISSION_MODE: mode, RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'info',
     },
     /listening on (http:\/\/127\.0\.0\.1:\d+)/,
@@ -103,6 +123,7 @@ async function main() {
   const keyspaceEvents = await stores.redisConfig(REDIS_URL, 'notify-keyspace-events');
   const results = {
     date: new Date().toISOString(),
+    redis: opt.redis,
     mode: MODE,
     students: STUDENTS,
     seats: SEATS,
@@ -309,17 +330,23 @@ function timeline(students, t0) {
  */
 async function pureJoinStorm(api, admin, students) {
   const { id } = await createLecture(api, admin, { capacity: SEATS });
+  const [commands0, usec0] = await stores.redisCost(REDIS_URL);
   const t0 = now();
   const joins = await Promise.all(
     students.map((s) => api.request('POST', `/lectures/${id}/queue`, s.token)),
   );
   const seconds = (now() - t0) / 1000;
+  const [commands1, usec1] = await stores.redisCost(REDIS_URL);
   const ms = joins.map((r) => r.ms);
   return {
     ok: joins.filter((r) => r.status === 201).length,
     rate: STUDENTS / seconds,
     p50: percentile(ms, 50),
     p99: percentile(ms, 99),
+    // What one join costs Redis (all servers): commands as INFO commandstats counts them
+    // (a script's own calls included) and the CPU time Redis spent in them.
+    redisCommandsPerJoin: (commands1 - commands0) / STUDENTS,
+    redisUsecPerJoin: (usec1 - usec0) / STUDENTS,
   };
 }
 
@@ -397,7 +424,7 @@ async function hotLecture(api, admin) {
 async function joinFloor() {
   const floor = await startNode(
     resolve(__dirname, 'peers/join-floor.js'),
-    { REDIS_URL, REDIS_KEY_PREFIX: PREFIX },
+    { ...REDIS_ENV, REDIS_KEY_PREFIX: PREFIX },
     /ready (http:\/\/\S+)/,
     'join floor',
   );
@@ -514,9 +541,19 @@ async function directPeer() {
   }
 }
 
-main().catch(async (err) => {
-  log(err.stack || err.message);
-  await stores.dropDatabase(PG_SERVER, DB).catch(() => undefined);
-  await stores.deleteRedisPrefix(REDIS_URL, PREFIX).catch(() => undefined);
-  process.exit(2);
-});
+/** Stops the run's own cluster, if it made one. */
+function stopCluster() {
+  if (CLUSTER_DIR) {
+    spawnSync('bash', [resolve(__dirname, '../scripts/redis-cluster.sh'), 'stop', CLUSTER_DIR]);
+  }
+}
+
+main()
+  .then(stopCluster)
+  .catch(async (err) => {
+    log(err.stack || err.message);
+    await stores.dropDatabase(PG_SERVER, DB).catch(() => undefined);
+    await stores.deleteRedisPrefix(REDIS_URL, PREFIX).catch(() => undefined);
+    stopCluster();
+    process.exit(2);
+  });

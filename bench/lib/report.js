@@ -73,6 +73,13 @@ function markdown(r) {
     ['PostgreSQL transactions committed', String(s.pgCommits), `${r.peer.pgCommits} peer`, '', ''],
     ['Redis commands', String(s.redisCommands), '', '', ''],
     [
+      'Redis cost of one join: commands / CPU µs',
+      `${f(s.join.redisCommandsPerJoin, 1)} / ${f(s.join.redisUsecPerJoin, 1)}`,
+      '',
+      '',
+      '',
+    ],
+    [
       'wasted admissions (admitted, then FULL)',
       `${s.wasted} (${f(100 * ratios.wastedShareOfSeats, 2)}% of seats)`,
       '',
@@ -89,7 +96,7 @@ function markdown(r) {
     ],
   ];
   const header =
-    `Stampede: ${r.students} students, ${r.seats} seats, mode ${r.mode}, ${r.connections} client connections, ${r.date}\n` +
+    `Stampede: ${r.students} students, ${r.seats} seats, mode ${r.mode}, Redis ${r.redis ?? 'standalone'}, ${r.connections} client connections, ${r.date}\n` +
     `Student outcomes: ${Object.entries(s.outcomes)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}; double-clickers ${s.doubleClicks}\n\n`;

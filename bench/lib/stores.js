@@ -24,15 +24,55 @@ async function pgCommits(serverUrl, dbName) {
   });
 }
 
-/** All commands Redis has run so far (INFO commandstats, summed). */
-async function redisCommands(redisUrl) {
-  const r = new Redis(redisUrl);
-  try {
-    const info = await r.info('commandstats');
-    return [...info.matchAll(/calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
-  } finally {
-    r.disconnect();
+/**
+ * The Redis servers behind a target: a `redis://` URL (one server), or `cluster:host:port,...`
+ * (every node of a cluster; with `masters`, only those serving slots now).
+ */
+async function eachServer(target, fn, { masters = false } = {}) {
+  const urls = target.startsWith('cluster:')
+    ? target
+        .slice('cluster:'.length)
+        .split(',')
+        .map((hp) => `redis://${hp}`)
+    : [target];
+  const out = [];
+  for (const url of urls) {
+    const r = new Redis(url);
+    try {
+      if (masters && !/role:master/.test(await r.info('replication'))) continue;
+      out.push(await fn(r));
+    } finally {
+      r.disconnect();
+    }
   }
+  return out;
+}
+
+/** All commands Redis has run so far (INFO commandstats, summed over the masters). */
+async function redisCommands(target) {
+  const counts = await eachServer(
+    target,
+    async (r) => {
+      const info = await r.info('commandstats');
+      return [...info.matchAll(/calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+    },
+    { masters: true },
+  );
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/** Commands run and microseconds spent in them so far, summed over the masters. */
+async function redisCost(target) {
+  const pairs = await eachServer(
+    target,
+    async (r) => {
+      const info = await r.info('commandstats');
+      const sum = (re) => [...info.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
+      return [sum(/calls=(\d+)/g), sum(/usec=(\d+)/g)];
+    },
+    { masters: true },
+  );
+  return pairs.reduce(([c, u], [c2, u2]) => [c + c2, u + u2], [0, 0]);
 }
 
 /** Invariants 1 and 2 of API.md for one lecture, read in SQL. */
@@ -57,16 +97,13 @@ async function seatInvariants(dbUrl, lectureId) {
   });
 }
 
-/** Reads a Redis server setting, or writes it when `value` is given. */
-async function redisConfig(redisUrl, name, value) {
-  const r = new Redis(redisUrl);
-  try {
-    if (value === undefined) return (await r.config('GET', name))[1];
-    await r.config('SET', name, value);
-    return value;
-  } finally {
-    r.disconnect();
+/** Reads a Redis setting (of the first server), or writes it on every server. */
+async function redisConfig(target, name, value) {
+  if (value === undefined) {
+    return (await eachServer(target, async (r) => (await r.config('GET', name))[1]))[0];
   }
+  await eachServer(target, (r) => r.config('SET', name, value));
+  return value;
 }
 
 async function dropDatabase(serverUrl, name) {
@@ -75,24 +112,26 @@ async function dropDatabase(serverUrl, name) {
   );
 }
 
-async function deleteRedisPrefix(redisUrl, prefix) {
-  const r = new Redis(redisUrl);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length) await r.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    r.disconnect();
-  }
+async function deleteRedisPrefix(target, prefix) {
+  await eachServer(
+    target,
+    async (r) => {
+      let cursor = '0';
+      do {
+        const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        for (const k of keys) await r.del(k); // one by one: on a cluster keys span slots
+        cursor = next;
+      } while (cursor !== '0');
+    },
+    { masters: true },
+  );
 }
 
 module.exports = {
   withPg,
   pgCommits,
   redisCommands,
+  redisCost,
   redisConfig,
   seatInvariants,
   dropDatabase,

@@ -4,9 +4,17 @@
 const http = require('node:http');
 const Redis = require('ioredis');
 
-const redis = new Redis(process.env.REDIS_URL || 'redis://127.0.0.1:6379/0', {
-  keyPrefix: process.env.REDIS_KEY_PREFIX || '',
-});
+// On the same Redis topology as the service: a cluster when REDIS_CLUSTER_NODES is set.
+const keyPrefix = process.env.REDIS_KEY_PREFIX || '';
+const redis = process.env.REDIS_CLUSTER_NODES
+  ? new Redis.Cluster(
+      process.env.REDIS_CLUSTER_NODES.split(',').map((hp) => ({
+        host: hp.split(':')[0],
+        port: Number(hp.split(':')[1]),
+      })),
+      { keyPrefix, enableAutoPipelining: true },
+    )
+  : new Redis(process.env.REDIS_URL || 'redis://127.0.0.1:6379/0', { keyPrefix });
 let seq = 0;
 
 const server = http.createServer(async (req, res) => {
