@@ -5,6 +5,9 @@ import { LRUCache } from 'lru-cache';
 import { DataSource } from 'typeorm';
 import type { LectureFacts } from '../lectures/lecture-facts';
 
+/** How long after opening a pre-queue member is still computed (a leave racing the draw). */
+const MEMBER_AFTER_OPENING_MS = 60_000;
+
 /** The draw's ordering key: lowercase hex HMAC-SHA256(key = seed bytes, message = sub). */
 export function drawHmac(seed: Buffer, studentId: string): string {
   return createHmac('sha256', seed).update(studentId, 'utf8').digest('hex');
@@ -21,9 +24,17 @@ export class DrawSeeds {
 
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** The student's pre-queue member; '' when the lecture has no pre-queue window yet. */
+  /**
+   * The student's pre-queue member; '' outside the window where one can matter: before the
+   * pre-queue opens, and once the lecture has been open a while (the draw has run: the cron
+   * runs it within a second, the sweep within seconds; a join after opening draws first).
+   */
   async memberFor(facts: LectureFacts, studentId: string, now = Date.now()): Promise<string> {
-    if (facts.preQueueMinutes === 0 || now < facts.opensAt - facts.preQueueMinutes * 60_000) {
+    if (
+      facts.preQueueMinutes === 0 ||
+      now < facts.opensAt - facts.preQueueMinutes * 60_000 ||
+      now >= facts.opensAt + MEMBER_AFTER_OPENING_MS
+    ) {
       return '';
     }
     const seed = await this.seed(facts.id);

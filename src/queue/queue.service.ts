@@ -62,8 +62,13 @@ export class QueueService {
     if (place.created) {
       await this.channel.follow(lectureId); // a cluster's sharded channel: events admit here too
       await this.channel.studentsChanged(lectureId, [studentId]);
-      // Every join lists the lecture for the cron (idempotent); if this fails, the student is
-      // in the queue all the same and the cron's sweep lists the lecture again.
+    }
+    // The join that made the queue non-empty lists the lecture for the cron: a lecture is only
+    // unlisted once idle (unwatchIfIdle re-checks), so while anyone waits it stays listed, and
+    // the other joins need not touch the one key every lecture shares (on a cluster, one
+    // shard's). If this fails, the student is queued all the same and the cron's sweep lists
+    // the lecture again.
+    if (place.created && (place.waiting <= 1 || place.state === 'PRE_QUEUED')) {
       await this.store.watch(lectureId).catch((err: Error) => {
         this.logger.warn(`lecture ${lectureId}: not listed for the cron (${err.message})`);
       });

@@ -83,6 +83,9 @@ describe('Redis Cluster faults (a cluster of this test’s own)', () => {
       100,
     );
     await stampede;
+    // Health says up again once the cluster state is ok.
+    const health = await (await fetch(`${app.url}/health`)).json();
+    expect(health).toEqual({ status: 'ok', checks: { postgres: 'up', redis: 'up' } });
 
     const statuses = new Set(replies.map((r) => r.status));
     expect([...statuses].filter((s) => s >= 500 && s !== 503)).toEqual([]);
