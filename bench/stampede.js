@@ -15,6 +15,7 @@ const { startNode, peakRssMb } = require('./lib/processes');
 const stores = require('./lib/stores');
 const { markdown } = require('./lib/report');
 const { pollingStudent, streamingStudent } = require('./lib/students');
+const { openStream } = require('./lib/sse');
 const { openStreams } = require('./scenarios/open-streams');
 const { preQueueOpening } = require('./scenarios/pre-queue');
 
@@ -31,6 +32,7 @@ const { values: opt } = parseArgs({
     'no-build': { type: 'boolean', default: false },
     prequeue: { type: 'boolean', default: false },
     redis: { type: 'string', default: 'standalone' },
+    admins: { type: 'string', default: '0' },
     'prequeue-sizes': { type: 'string', default: '5000,100000' },
   },
 });
@@ -259,6 +261,15 @@ async function stampede(api, admin, kind) {
   // (polling GET …/queue, or on its live stream) and enrolls once admitted.
   const lecture = await createLecture(api, admin, { capacity: SEATS });
   const id = lecture.id;
+  // `--admins N`: N admins watch the lecture's live stats throughout the stampede.
+  let statsFrames = 0;
+  const watchers = await Promise.all(
+    Array.from({ length: Number(opt.admins) }, (_, i) =>
+      openStream(api.url, `/lectures/${id}/stats/events`, token(`admin${i}`, 'admin'), (event) => {
+        if (event === 'stats') statsFrames += 1;
+      }),
+    ),
+  );
   const run = {
     api, url: api.url, id, lecture, t0: now(), fillMs: null, enrollMs: [], freedAt: [], doubleClicks: 0,
   }; // prettier-ignore
@@ -266,12 +277,19 @@ async function stampede(api, admin, kind) {
   const student = kind === 'sse' ? streamingStudent : pollingStudent;
   await Promise.all(students.map((s) => student(s, run)));
   const { t0, fillMs, enrollMs, freedAt, doubleClicks } = run;
+  const watchedSeconds = (now() - t0) / 1000;
+  for (const w of watchers) w.close();
 
   const outcomes = {};
   for (const s of students) outcomes[s.outcome] = (outcomes[s.outcome] || 0) + 1;
   const inv = await stores.seatInvariants(DB_URL, id);
   return {
     lectureId: id,
+    admins: {
+      watching: watchers.filter((w) => w.status === 200).length,
+      statsFrames,
+      seconds: watchedSeconds,
+    },
     join: joinStorm,
     fillSeconds: fillMs === null ? null : fillMs / 1000,
     enroll: {

@@ -72,6 +72,13 @@ function markdown(r) {
     ],
     ['PostgreSQL transactions committed', String(s.pgCommits), `${r.peer.pgCommits} peer`, '', ''],
     ['Redis commands', String(s.redisCommands), '', '', ''],
+    ...(s.admins?.watching
+      ? [[
+          'admins watching live stats / frames each per second',
+          `${s.admins.watching} / ${f(s.admins.statsFrames / s.admins.watching / s.admins.seconds, 2)}`,
+          '', '', '',
+        ]] // prettier-ignore
+      : []),
     [
       'Redis cost of one join: commands / CPU µs',
       `${f(s.join.redisCommandsPerJoin, 1)} / ${f(s.join.redisUsecPerJoin, 1)}`,

@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Res, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AuthUser, CurrentUser } from '../auth/current-user.decorator';
 import { Roles } from '../auth/roles.decorator';
@@ -8,14 +8,17 @@ import { ApiErrors } from '../docs/api-errors.decorator';
 import { MetricsService } from '../metrics/metrics.service';
 import { RateLimitGuard } from '../ratelimit/rate-limit.guard';
 import { QueueStreams } from './queue-streams.service';
+import { LiveStatsView, StatsStreams } from './stats-streams.service';
 
 const ROUTE = '/lectures/:id/queue/events';
+const STATS_ROUTE = '/lectures/:id/stats/events';
 
 @ApiTags('queue')
 @Controller('lectures/:id')
 export class LiveController {
   constructor(
     private readonly streams: QueueStreams,
+    private readonly stats: StatsStreams,
     private readonly metrics: MetricsService,
   ) {}
 
@@ -43,5 +46,27 @@ export class LiveController {
     stream.sse.onClose(() => {
       this.metrics.request('GET', ROUTE, 200, (Date.now() - stream.openedAt) / 1000);
     });
+  }
+
+  /**
+   * Server-Sent Events for admins: `event: stats` at once and then once a second, with the
+   * figures of GET /lectures/{id}/stats plus `admittedPerSecond` over the last 10 s;
+   * `event: reconnect` when this instance shuts down.
+   */
+  @ApiProduces('text/event-stream')
+  @ApiResponse({ status: 200, type: LiveStatsView, description: 'the data of each `event: stats`' })
+  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND')
+  @ApiOperation({ summary: "Follow a lecture's stats live (Server-Sent Events)" })
+  @Get('stats/events')
+  @Roles('admin')
+  async statsEvents(
+    @Param('id', ParseIdPipe) id: number,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const openedAt = Date.now();
+    const sse = await this.stats.open(id, reply.raw, () => reply.hijack());
+    sse.onClose(() =>
+      this.metrics.request('GET', STATS_ROUTE, 200, (Date.now() - openedAt) / 1000),
+    );
   }
 }

@@ -3,12 +3,13 @@ import { LecturesModule } from '../lectures/lectures.module';
 import { QueueModule } from '../queue/queue.module';
 import { LiveController } from './live.controller';
 import { QueueStreams } from './queue-streams.service';
+import { StatsStreams } from './stats-streams.service';
 
-/** Server push: live queue streams (and, later, live stats). */
+/** Server push: students' live queue streams and admins' live stats. */
 @Module({
   imports: [LecturesModule, QueueModule],
   controllers: [LiveController],
-  providers: [QueueStreams],
-  exports: [QueueStreams],
+  providers: [QueueStreams, StatsStreams],
+  exports: [QueueStreams, StatsStreams],
 })
 export class LiveModule {}

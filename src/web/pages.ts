@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type {} from '@fastify/static'; // its reply.sendFile, for the types
 import type { FastifyReply } from 'fastify';
 import { Logger } from '@nestjs/common';
 
@@ -20,7 +21,7 @@ const PAGE_HEADERS: Record<string, string> = {
   'Referrer-Policy': 'no-referrer',
 };
 
-/** Serves the student page at `/` (and its scripts and styles) as static files. */
+/** Serves the student page at `/`, the admin console at `/admin`, and their files. */
 export function servePages(app: NestFastifyApplication): void {
   if (!WEB_DIR) {
     new Logger('Pages').warn('dist/web is missing (run `npm run build`): the pages are not served');
@@ -35,4 +36,9 @@ export function servePages(app: NestFastifyApplication): void {
     // @fastify/static 10 hands setHeaders the Fastify reply (its types still say a raw response).
     setHeaders: (reply: unknown) => void (reply as FastifyReply).headers(PAGE_HEADERS),
   });
+  // The admin console (its token, like the student page's, comes from the fragment or a form).
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .get('/admin', (_req, reply) => reply.headers(PAGE_HEADERS).sendFile('admin.html'));
 }

@@ -25,10 +25,19 @@ export class SseClient {
     readonly errorBody?: { statusCode: number; code: string; message: string },
   ) {}
 
-  static async open(url: string, lectureId: number, student: string): Promise<SseClient> {
+  static open(url: string, lectureId: number, student: string): Promise<SseClient> {
+    return SseClient.openPath(
+      url,
+      `/lectures/${lectureId}/queue/events`,
+      tokenFor(student, 'student'),
+    );
+  }
+
+  /** Any stream of the service, with this bearer token. */
+  static async openPath(url: string, path: string, token: string): Promise<SseClient> {
     const abort = new AbortController();
-    const res = await fetch(`${url}/lectures/${lectureId}/queue/events`, {
-      headers: { Authorization: `Bearer ${tokenFor(student, 'student')}` },
+    const res = await fetch(`${url}${path}`, {
+      headers: { Authorization: `Bearer ${token}` },
       signal: abort.signal,
     });
     if (res.status !== 200)

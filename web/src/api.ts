@@ -18,7 +18,24 @@ export interface Lecture {
   opensAt: string;
   closesAt: string | null;
   status: 'SCHEDULED' | 'OPEN' | 'FULL' | 'CLOSED';
-  admission: { preQueueMinutes: number };
+  admission: {
+    batchSize: number;
+    ticketTtlSeconds: number;
+    maxActiveTickets: number;
+    preQueueMinutes: number;
+  };
+}
+
+/** GET /lectures/:id/stats, and each `event: stats` of the live stats stream. */
+export interface LectureStats {
+  waiting: number;
+  activeTickets: number;
+  enrolled: number;
+  seatsLeft: number;
+  admittedTotal: number;
+  preQueued: number;
+  /** live stream only: admissions per second over the last 10 s */
+  admittedPerSecond?: number;
 }
 
 export interface QueueStatus {
@@ -37,18 +54,29 @@ export interface Enrollment {
   enrolledAt: string;
 }
 
-/** One JSON call with the bearer token in its header (never in the URL). */
-export async function call<T>(token: string, method: string, path: string): Promise<T> {
+/** One JSON call with the bearer token in its header (never in the URL), and a JSON body. */
+export async function call<T>(
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
   let res: Response;
+  const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
   try {
-    res = await fetch(path, { method, headers: { Authorization: `Bearer ${token}` } });
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch {
     throw new ApiError(0, 'NETWORK', 'the service cannot be reached');
   }
   if (res.status === 204) return undefined as T;
-  const body = await res.json().catch(() => ({}));
-  if (!res.ok) throw toError(res, body);
-  return body as T;
+  const answer = await res.json().catch(() => ({}));
+  if (!res.ok) throw toError(res, answer);
+  return answer as T;
 }
 
 export function toError(res: Response, body: { code?: string; message?: string }): ApiError {

@@ -106,7 +106,7 @@ export class LiveQueue {
 }
 
 /** Server-Sent Events frames of a fetch body: `event:` and `data:` lines, `:` comments skipped. */
-async function* frames(
+export async function* frames(
   body: ReadableStream<Uint8Array>,
 ): AsyncGenerator<{ event: string; data: unknown }> {
   const reader = body.getReader();

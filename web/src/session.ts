@@ -1,4 +1,8 @@
-const TOKEN_KEY = 'enroll.token';
+/** The student page and the admin console keep their tokens apart (one tab may hold both). */
+let TOKEN_KEY = 'enroll.token';
+export function useTokenKey(key: string): void {
+  TOKEN_KEY = key;
+}
 
 /**
  * The token comes from the page's fragment (`#token=…`, never sent to any server), is kept in

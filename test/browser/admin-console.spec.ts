@@ -1,0 +1,97 @@
+import { resolve } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { eventually } from '../helpers/api';
+import { connectBrowser } from '../helpers/browser';
+import { call, inParallel } from '../helpers/http';
+import { ServerProcess, startedServer } from '../helpers/server-process';
+import { TestContext } from '../helpers/test-context';
+import { tokenFor } from '../helpers/tokens';
+
+/** Where the README's picture of the console comes from: this test writes it. */
+export const CONSOLE_SCREENSHOT = resolve(__dirname, '../../docs/admin-console.png');
+
+/** The admin console at `/admin`, driven in Chromium against the compiled server. */
+describe('Admin console (GET /admin)', () => {
+  let ctx: TestContext;
+  let server: ServerProcess & { url: string };
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    ctx = await TestContext.create();
+    server = await startedServer(ctx.serverEnv({ ADMISSION_MODE: 'pubsub' }));
+    browser = await connectBrowser();
+    context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    page = await context.newPage();
+    await page.goto(`${server.url}/admin#token=${tokenFor('ada', 'admin')}`);
+    await page.getByTestId('lecture-form').waitFor();
+  });
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    server?.proc.kill('SIGKILL');
+    await ctx.close();
+  });
+
+  const figure = (id: number, name: string) =>
+    page.getByTestId(`stats-${id}`).locator(`[data-figure="${name}"]`);
+  const figureIs = (id: number, name: string, value: string) =>
+    eventually(async () => (await figure(id, name).textContent()) === value, 10_000);
+
+  it('creates a lecture from the form, showing the contract’s message beside a bad capacity', async () => {
+    expect(page.url()).not.toContain('token='); // taken from the fragment, gone from the bar
+    const form = page.getByTestId('lecture-form');
+    await form.getByLabel('Title').fill('Operating Systems');
+    await form.getByLabel('Capacity (seats)').fill('0');
+    await form.getByRole('button', { name: 'Create lecture' }).click();
+    const error = page.locator('#error-capacity');
+    await error.waitFor();
+    expect(await error.textContent()).toMatch(/capacity/);
+    expect(await form.getByLabel('Capacity (seats)').getAttribute('aria-invalid')).toBe('true');
+
+    await form.getByLabel('Capacity (seats)').fill('60');
+    await form.getByLabel('Tickets out at once').fill('8');
+    await form.getByRole('button', { name: 'Create lecture' }).click();
+    await page.getByText('Created “Operating Systems”.').waitFor();
+    expect(await error.isHidden()).toBe(true);
+    await page.locator('#lecture-rows').getByText('Operating Systems').waitFor();
+  });
+
+  it('watches stats-<id> move while 50 students join and enroll, then raises the capacity from the page', async () => {
+    const testId = await page.locator('[data-testid^="stats-"]').getAttribute('data-testid');
+    const id = Number(testId!.slice('stats-'.length));
+    await figureIs(id, 'seats left', '60');
+
+    // 50 students join and enroll through the API as their tickets come.
+    const students = Array.from({ length: 50 }, (_, i) => `c${i}`);
+    // Everyone joins at once; each admitted student takes a moment to click Enroll, so the
+    // queue drains at the pace of 8 tickets out at once: the chart has a shape to show.
+    const stampede = inParallel(students, 50, async (s) => {
+      await call(server.url, 'POST', `/lectures/${id}/queue`, s);
+      for (let i = 0; i < 200; i++) {
+        await new Promise((res) => setTimeout(res, 700));
+        const r = await call(server.url, 'POST', `/lectures/${id}/enroll`, s);
+        if (r.status === 201) return;
+      }
+    });
+    // Mid-stampede, the figures are moving: someone is enrolled, seats are going.
+    await eventually(async () => Number(await figure(id, 'enrolled').textContent()) >= 30, 20_000);
+    await page.screenshot({ path: CONSOLE_SCREENSHOT });
+    await stampede;
+    await figureIs(id, 'enrolled', '50');
+    await figureIs(id, 'seats left', '10');
+    expect(await figure(id, 'waiting').textContent()).toBe('0');
+
+    // Raise the capacity from the page: the form edits the chosen lecture.
+    const form = page.getByTestId('lecture-form');
+    await form.getByLabel('Capacity (seats)').fill('80');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await figureIs(id, 'seats left', '30');
+    const [row] = await ctx.sql<{ capacity: number; seats_left: number }>(
+      'SELECT capacity, seats_left FROM lecture WHERE id = $1',
+      [id],
+    );
+    expect(row).toEqual({ capacity: 80, seats_left: 30 });
+  });
+});

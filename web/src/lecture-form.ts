@@ -1,0 +1,85 @@
+import { ApiError, Lecture } from './api.js';
+
+/** The form's fields: the Lecture body of POST/PATCH /lectures, admission settings nested. */
+const NUMBERS = ['capacity'] as const;
+const ADMISSION = ['batchSize', 'ticketTtlSeconds', 'maxActiveTickets', 'preQueueMinutes'] as const;
+const FIELDS = ['title', 'capacity', 'opensAt', 'closesAt', ...ADMISSION] as const;
+type Field = (typeof FIELDS)[number];
+
+const input = (form: HTMLFormElement, name: Field) =>
+  form.elements.namedItem(name) as HTMLInputElement;
+
+/** `datetime-local` values are local time without a zone: as the admin means them. */
+function toIso(local: string): string | undefined {
+  return local ? new Date(local).toISOString() : undefined;
+}
+function toLocal(iso: string | null): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** Fills the form with a lecture to edit, or empties it for a new one. */
+export function fillForm(form: HTMLFormElement, l: Lecture | null): void {
+  clearFieldErrors(form);
+  input(form, 'title').value = l?.title ?? '';
+  input(form, 'capacity').value = l ? String(l.capacity) : '';
+  input(form, 'opensAt').value = toLocal(l?.opensAt ?? null);
+  input(form, 'closesAt').value = toLocal(l?.closesAt ?? null);
+  for (const f of ADMISSION) input(form, f).value = l ? String(l.admission[f]) : '';
+}
+
+/**
+ * The request body from the form: fields left empty are left out (the service's defaults on
+ * create, unchanged on edit), numbers sent as numbers. The service validates; its messages
+ * are shown beside their fields (see showFieldError).
+ */
+export function readForm(form: HTMLFormElement, editing: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  const title = input(form, 'title').value;
+  if (title !== '' || !editing) body.title = title;
+  for (const f of NUMBERS) {
+    const v = input(form, f).value;
+    if (v !== '' || !editing) body[f] = v === '' ? undefined : Number(v);
+  }
+  const opensAt = toIso(input(form, 'opensAt').value);
+  if (opensAt) body.opensAt = opensAt;
+  const closesAt = input(form, 'closesAt').value;
+  if (closesAt) body.closesAt = toIso(closesAt);
+  else if (editing) body.closesAt = null;
+  const admission: Record<string, number> = {};
+  for (const f of ADMISSION) {
+    const v = input(form, f).value;
+    if (v !== '') admission[f] = Number(v);
+  }
+  if (Object.keys(admission).length > 0) body.admission = admission;
+  return body;
+}
+
+export function clearFieldErrors(form: HTMLFormElement): void {
+  for (const el of form.querySelectorAll<HTMLElement>('.field-error')) {
+    el.textContent = '';
+    el.hidden = true;
+  }
+  for (const el of form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
+}
+
+/**
+ * Shows a VALIDATION_FAILED message beside the field it names (`capacity must not be less
+ * than 1`, `admission.batchSize …`); true when a field was found, else the caller shows it
+ * in the page's error banner.
+ */
+export function showFieldError(form: HTMLFormElement, e: ApiError): boolean {
+  if (e.code !== 'VALIDATION_FAILED') return false;
+  const field = FIELDS.find((f) => new RegExp(`(^|[^A-Za-z])${f}([^A-Za-z]|$)`).test(e.message));
+  if (!field) return false;
+  const box = form.querySelector<HTMLElement>(`#error-${field}`);
+  if (!box) return false;
+  box.textContent = e.message;
+  box.hidden = false;
+  const el = input(form, field);
+  el.setAttribute('aria-invalid', 'true');
+  el.focus();
+  return true;
+}
