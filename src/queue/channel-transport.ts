@@ -110,6 +110,8 @@ export class ClusterTransport implements ChannelTransport {
   private readonly followed = new Set<number>();
   /** keyspace mode: one subscriber per cluster node, kept in step with the topology */
   private readonly expiry = new Map<string, Redis>();
+  private syncExpiry?: () => void;
+  private closed = false;
 
   /** `prefix`: the key prefix, which ioredis adds to channels only where it treats them as keys. */
   constructor(
@@ -139,9 +141,9 @@ export class ClusterTransport implements ChannelTransport {
     sharded.on('smessage', (_channel: string, text: string) => sink.message(text));
     this.sharded = sharded;
     if (expiryEvents) {
-      const sync = () => void this.syncExpirySubscribers(sink);
-      this.cluster.on('refresh', sync); // failovers and resharding change the node set
-      sync();
+      this.syncExpiry = () => void this.syncExpirySubscribers(sink);
+      this.cluster.on('refresh', this.syncExpiry); // failovers and resharding change the node set
+      this.syncExpiry();
     }
   }
 
@@ -161,6 +163,7 @@ export class ClusterTransport implements ChannelTransport {
 
   /** Every node of the cluster publishes its own expirations: listen to each, as they change. */
   private async syncExpirySubscribers(sink: ChannelSink): Promise<void> {
+    if (this.closed) return;
     const nodes = new Map(
       this.cluster.nodes('all').map((n) => [`${n.options.host}:${n.options.port}`, n]),
     );
@@ -175,7 +178,7 @@ export class ClusterTransport implements ChannelTransport {
       const channel = `__keyevent@0__:expired`;
       // Replicas are configured too: after a failover they are the masters.
       const enabled = await enableExpiryEvents(node);
-      if (!enabled) continue;
+      if (!enabled || this.closed) continue; // closed meanwhile: no new connection
       // No channel of ours on this connection: everything it hears is an expired key.
       const { sub } = subscriberTo(node, () => [channel], sink, '');
       this.expiry.set(key, sub);
@@ -183,6 +186,9 @@ export class ClusterTransport implements ChannelTransport {
   }
 
   close(): void {
+    // The command connection outlives this (it closes after): no refresh may open new ones.
+    this.closed = true;
+    if (this.syncExpiry) this.cluster.off('refresh', this.syncExpiry);
     this.sharded?.disconnect();
     for (const sub of this.expiry.values()) sub.disconnect();
     this.expiry.clear();
