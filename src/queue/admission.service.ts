@@ -137,8 +137,8 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     await this.queue.watch(...open);
     await this.log.watch(...open);
     for (const id of await this.snapshots.undrawnIds()) {
-      await this.admit(id, 'event');
-      await this.draws.record(id);
+      // Drawn in Redis already: record it; not drawn yet: the admission draws (and records).
+      if (!(await this.draws.record(id))) await this.admit(id, 'event');
     }
   }
 
@@ -184,7 +184,9 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     if (!result) return 0;
     if (result.drew) {
       this.metrics.draw(lectureId, (performance.now() - started) / 1000);
-      await this.drawn(lectureId);
+      // Recording the drawn order (a row per student) must not hold back the admissions'
+      // news below: it runs aside.
+      void this.drawn(lectureId);
     }
     if (result.admitted > 0) await this.log.watch(lectureId);
     this.metrics.ticketEvent(lectureId, 'granted', result.admitted);

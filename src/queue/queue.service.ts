@@ -54,7 +54,7 @@ export class QueueService {
     const facts = await this.facts.get(lectureId);
     if (Date.now() < facts.opensAt - facts.preQueueMinutes * 60_000) throw notOpen();
     if (isClosed(facts)) throw closed();
-    let place = await this.placeOf(lectureId, studentId, true);
+    let place = await this.placeOf(facts, studentId, true);
     if (place.state === 'FULL') throw new AppError('FULL', 'no seat is left');
     if (place.state === 'NOT_OPEN') throw notOpen();
     if (place.created && place.state === 'PRE_QUEUED')
@@ -77,7 +77,7 @@ export class QueueService {
     // queue, so whoever is ahead of this student is admitted first and order holds.
     if (place.created && place.roomToAdmit && this.channel.enabled) {
       if ((await this.admission.admit(lectureId, 'event')) > 0) {
-        place = { ...(await this.placeOf(lectureId, studentId, false)), created: true };
+        place = { ...(await this.placeOf(facts, studentId, false)), created: true };
       }
     }
     return { created: place.created, status: this.view(lectureId, place, facts) };
@@ -94,7 +94,7 @@ export class QueueService {
     studentId: string,
   ): Promise<{ status: QueueStatusView; seq: number | null }> {
     const facts = await this.facts.get(lectureId);
-    const place = await this.placeOf(lectureId, studentId, false);
+    const place = await this.placeOf(facts, studentId, false);
     if (place.state !== 'ENROLLED' && isClosed(facts)) throw closed();
     return { status: this.view(lectureId, place, facts), seq: place.seq };
   }
@@ -168,8 +168,9 @@ export class QueueService {
    * The place as Redis has it, after rebuilding the lecture's facts if Redis lost them, and
    * after recovering a lapsed enroll hold (the student is then ENROLLED or ADMITTED again).
    */
-  private async placeOf(lectureId: number, studentId: string, join: boolean): Promise<Place> {
-    const member = await this.seeds.memberFor(await this.facts.get(lectureId), studentId);
+  private async placeOf(facts: LectureFacts, studentId: string, join: boolean): Promise<Place> {
+    const lectureId = facts.id;
+    const member = await this.seeds.memberFor(facts, studentId);
     const read = () => this.store.place(lectureId, studentId, join, member);
     let place = await read();
     if (!place) {
