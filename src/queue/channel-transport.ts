@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import Redis, { Cluster } from 'ioredis';
 import { STARTUP_WAIT_MS, readyWithin } from '../redis/ready';
+import { SLOTS_REFRESH_MS, refreshSlotsEvery } from '../redis/slot-refresher';
 import type { RedisClient } from '../redis/redis-client';
 
 /** What a transport hands the channel: a message of ours, or the name of a key that expired. */
@@ -138,6 +139,7 @@ export class ClusterTransport implements ChannelTransport {
       redisOptions: { ...this.cluster.options.redisOptions, maxRetriesPerRequest: null },
     });
     sharded.on('error', () => undefined);
+    refreshSlotsEvery(sharded, SLOTS_REFRESH_MS); // its subscriptions follow failovers too
     sharded.on('smessage', (_channel: string, text: string) => sink.message(text));
     this.sharded = sharded;
     if (expiryEvents) {

@@ -9,6 +9,7 @@ import type { RedisOptions } from 'ioredis';
 import type { AppConfig } from '../config/app-config';
 import { defineScripts } from './lua-scripts';
 import { STARTUP_WAIT_MS, readyWithin } from './ready';
+import { SLOTS_REFRESH_MS, refreshSlotsEvery } from './slot-refresher';
 import type { RedisClient } from './redis-client';
 import { REDIS } from './redis.token';
 import './script-commands';
@@ -53,14 +54,14 @@ export class RedisModule {
             // A failover takes a few seconds; meanwhile commands answer 503 (see infra-errors).
             clusterRetryStrategy: (times: number) => Math.min(times * 100, 1000),
             retryDelayOnFailover: 100,
-            // Without an offline queue, a command for a dead master fails before it is sent, so
-            // no redirection ever tells ioredis about the promoted replica: ask every second.
-            slotsRefreshInterval: 1000,
             retryDelayOnClusterDown: 100,
             redisOptions: SERVER_OPTIONS,
             // Failures reach callers as failed commands (503); the client's own error events
             // would only repeat them.
-            onClientCreated: (client) => void client.on('error', () => undefined),
+            onClientCreated: (client) => {
+              client.on('error', () => undefined);
+              refreshSlotsEvery(client, SLOTS_REFRESH_MS); // follows failovers (slot-refresher.ts)
+            },
           },
         })
       : NestRedisModule.forRoot({
