@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '../redis/redis-client';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ChannelTransport, transportFor } from './channel-transport';
@@ -28,6 +29,12 @@ type Listener = (event: ChannelEvent) => void;
  * or `<lecture> o <student> <streamId>` or `<lecture> d` (drawn).
  * Events can be lost (Pub/Sub only reaches connected subscribers) or repeated; the admission
  * script recomputes everything, streams re-read what they show, and the cron is the safety net.
+ *
+ * What one instance says about a lecture within one turn of the event loop goes out as ONE
+ * message (lines joined by newlines, repeats dropped, after a `~<origin>` line naming the
+ * instance): in a stampede thousands of joins and stream opens cost a few publishes, not one
+ * each. The instance itself hears its own news at once, without the Redis round trip, and
+ * skips its own messages when they come back.
  */
 @Injectable()
 export class AdmissionChannel implements OnApplicationShutdown {
@@ -38,6 +45,11 @@ export class AdmissionChannel implements OnApplicationShutdown {
   /** lectures whose news this instance receives (cluster), and those live streams hold */
   private readonly following = new Set<number>();
   private readonly pinned = new Map<number, number>();
+  /** this instance's name on the channel: it skips its own messages (heard already) */
+  private readonly origin = randomBytes(6).toString('base64url');
+  /** lines said this turn, per lecture, published together by flush() */
+  private readonly outbox = new Map<number, Set<string>>();
+  private flushing?: NodeJS.Immediate;
 
   constructor(
     @InjectRedis() private readonly redis: RedisClient,
@@ -97,18 +109,45 @@ export class AdmissionChannel implements OnApplicationShutdown {
     this.listeners.push(listener);
   }
 
-  private async publish(lectureId: number, message: string): Promise<void> {
-    await this.transport.publish(lectureId, message).catch((err: Error) => {
-      this.logger.warn(`could not publish an event (the cron catches up): ${err.message}`);
-    });
+  /** Heard here at once; sent to the other instances with the rest of this turn's news. */
+  private async publish(lectureId: number, line: string): Promise<void> {
+    const event = this.parseLine(line);
+    if (event) queueMicrotask(() => this.emit(event)); // never inside the caller's own call
+    let lines = this.outbox.get(lectureId);
+    if (!lines) this.outbox.set(lectureId, (lines = new Set()));
+    lines.add(line);
+    this.flushing ??= setImmediate(() => void this.flush());
+  }
+
+  /** One message per lecture for everything said this turn. Never throws. */
+  private async flush(): Promise<void> {
+    this.flushing = undefined;
+    const batches = [...this.outbox];
+    this.outbox.clear();
+    await Promise.all(
+      batches.map(([lectureId, lines]) =>
+        this.transport
+          .publish(lectureId, [`~${this.origin}`, ...lines].join('\n'))
+          .catch((err: Error) => {
+            this.logger.warn(`could not publish an event (the cron catches up): ${err.message}`);
+          }),
+      ),
+    );
   }
 
   private emit(event: ChannelEvent): void {
     for (const l of this.listeners) l(event);
   }
 
-  private parse(message: string): ChannelEvent | undefined {
-    const [id, kind, ...rest] = message.split(' ');
+  /** A message's events; none for this instance's own (it heard them when they were said). */
+  private parse(message: string): ChannelEvent[] {
+    const lines = message.split('\n');
+    if (lines[0] === `~${this.origin}`) return [];
+    return lines.flatMap((line) => this.parseLine(line) ?? []);
+  }
+
+  private parseLine(line: string): ChannelEvent | undefined {
+    const [id, kind, ...rest] = line.split(' ');
     const lectureId = Number(id);
     if (!Number.isSafeInteger(lectureId)) return undefined;
     if (kind === undefined) return { kind: 'slot', lectureId };
@@ -137,8 +176,7 @@ export class AdmissionChannel implements OnApplicationShutdown {
     await this.transport.listen(
       {
         message: (text) => {
-          const event = this.parse(text);
-          if (event) this.emit(event);
+          for (const event of this.parse(text)) this.emit(event);
         },
         expired: (key) => {
           const m = this.ticketKey.exec(key);
@@ -188,7 +226,11 @@ export class AdmissionChannel implements OnApplicationShutdown {
     else this.pinned.delete(lectureId); // unfollowed at the next followOnly if not watched
   }
 
-  onApplicationShutdown(): void {
+  async onApplicationShutdown(): Promise<void> {
+    if (this.flushing) {
+      clearImmediate(this.flushing);
+      await this.flush(); // the last news still reaches the other instances
+    }
     this.transport.close();
   }
 }

@@ -144,7 +144,8 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
 
   /**
    * Admits for an event, coalescing a burst: while one admission for the lecture runs, any
-   * number of further events cause exactly one more run after it.
+   * number of further events cause exactly one more run after it. A run that admitted someone
+   * is followed by another (one admission grants at most batchSize), until one admits nobody.
    */
   admitSoon(lectureId: number): void {
     if (this.eventRuns.has(lectureId)) {
@@ -154,10 +155,11 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     this.eventRuns.set(lectureId, 'running');
     void (async () => {
       try {
+        let admitted: number;
         do {
           this.eventRuns.set(lectureId, 'running');
-          await this.admit(lectureId, 'event');
-        } while (this.eventRuns.get(lectureId) === 'again');
+          admitted = await this.admit(lectureId, 'event');
+        } while (admitted > 0 || this.eventRuns.get(lectureId) === 'again');
       } catch (err) {
         this.logger.warn(
           `event admission for lecture ${lectureId} failed: ${(err as Error).message}`,

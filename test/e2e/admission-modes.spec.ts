@@ -1,7 +1,7 @@
 import { lectureKeys } from '../../src/redis/keys';
 import { AdmissionChannel } from '../../src/queue/admission-channel';
 import { AdmissionService } from '../../src/queue/admission.service';
-import { TEST_TOPOLOGY, eachServer } from '../helpers/redis';
+import { TEST_TOPOLOGY, eachServer, listenTo } from '../helpers/redis';
 import {
   cancelEnrollment,
   createLecture,
@@ -152,6 +152,51 @@ describe('Event-driven admission', () => {
         waiting: 7,
         admittedTotal: 3,
       });
+    });
+
+    it('one event fills all the room there is, batch after batch', async () => {
+      const { id } = await createLecture(a.url, {
+        capacity: 100,
+        admission: { maxActiveTickets: 7, batchSize: 2 },
+      });
+      const cronOnly = await ctx.startApp({ admission: { ...FAR, mode: 'cron' } });
+      for (let i = 0; i < 10; i++) await join(cronOnly.url, id, `f${i}`);
+      expect((await stats(a.url, id)).body).toMatchObject({ activeTickets: 0, waiting: 10 });
+      await a.app.get(AdmissionChannel).slotFreed(id);
+      // One admission grants at most batchSize (2): the event's run repeats until the 7 slots
+      // of maxActiveTickets are taken, then stops.
+      await eventually(async () => (await stats(a.url, id)).body.activeTickets === 7, 2000, 20);
+      await sleep(200);
+      expect((await stats(a.url, id)).body).toMatchObject({ activeTickets: 7, waiting: 3 });
+    });
+
+    it('what an instance says in one turn goes out as one message, heard once by every instance', async () => {
+      const { id } = await createLecture(a.url);
+      const heard = new Map([a, b].map((x) => [x, [] as string[]]));
+      for (const [app, students] of heard) {
+        const channel = app.app.get(AdmissionChannel);
+        channel.onEvent((e) => {
+          if (e.lectureId === id && e.kind === 'students') students.push(...e.students);
+        });
+        await channel.follow(id); // on a cluster, a lecture's news reaches its followers
+      }
+      const name =
+        TEST_TOPOLOGY === 'standalone'
+          ? `${ctx.redisPrefix}admission:slot-freed`
+          : `${ctx.redisPrefix}{lecture:${id}}:events`;
+      const messages: string[] = [];
+      const wire = await listenTo(name, (text) => messages.push(text));
+      try {
+        const said = Array.from({ length: 100 }, (_, i) => `n${i}`);
+        for (const s of said) void a.app.get(AdmissionChannel).studentsChanged(id, [s]);
+        await eventually(async () => heard.get(b)!.length >= 100, 2000, 10);
+        await sleep(200);
+        expect(heard.get(a)).toEqual(said); // at once, and not again when its message returns
+        expect(heard.get(b)).toEqual(said);
+        expect(messages).toHaveLength(1);
+      } finally {
+        wire.close();
+      }
     });
   });
 

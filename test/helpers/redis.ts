@@ -48,6 +48,27 @@ export async function eachServer<T>(fn: (server: Redis) => Promise<T>): Promise<
   }
 }
 
+/**
+ * Listens to one Pub/Sub channel by its full name (sharded on a cluster, as the service
+ * publishes there); resolves once subscribed. `close()` ends the connection.
+ */
+export async function listenTo(
+  channel: string,
+  onMessage: (text: string) => void,
+): Promise<{ close: () => void }> {
+  const nodes = testClusterNodes();
+  if (nodes.length === 0) {
+    const sub = new Redis(TEST_REDIS_URL);
+    sub.on('message', (from: string, text: string) => from === channel && onMessage(text));
+    await sub.subscribe(channel);
+    return { close: () => sub.disconnect() };
+  }
+  const sub = new Cluster(nodes, { shardedSubscribers: true });
+  sub.on('smessage', (from: string, text: string) => from === channel && onMessage(text));
+  await sub.ssubscribe(channel);
+  return { close: () => sub.disconnect() };
+}
+
 export const serverName = (s: Redis) => `${s.options.host}:${s.options.port}`;
 
 /** Full key names (prefix included) matching a pattern, from every server. */
