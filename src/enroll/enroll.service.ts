@@ -9,6 +9,7 @@ import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../queue/admission-channel';
 import { TicketStore } from '../queue/ticket.store';
 import { EnrollBatcher } from './enroll-batcher';
+import { SeatRecorder } from './seat-recorder';
 import { MAX_TRANSACTION_MS, SeatTransactions } from './seat.transactions';
 
 export class MyEnrollment {
@@ -36,6 +37,10 @@ export class EnrollService {
   // One seat transaction at a time per lecture, carrying every enroll that waited for it:
   // pgbench on one row ran ~2.15k/s at 4 clients and 1.2k/s at 64, one enroll per transaction.
   private readonly batcher = new EnrollBatcher((id, batch) => this.seats.enrollBatch(id, batch));
+  // ... and one record in Redis per such transaction, carrying all of its students.
+  private readonly recorder = new SeatRecorder((lecture, change, students) =>
+    this.record(lecture, change, students),
+  );
 
   constructor(
     private readonly tickets: TicketStore,
@@ -84,13 +89,13 @@ export class EnrollService {
     switch (outcome.kind) {
       case 'ENROLLED':
       case 'ALREADY_ENROLLED': {
-        await this.record(outcome.lecture, studentId, 'enrolled');
+        await this.recorder.record(outcome.lecture, 'enrolled', studentId);
         const v = view(outcome.kind, lectureId, outcome.enrolledAt, outcome.lecture.seatsLeft);
         return { created: outcome.kind === 'ENROLLED', view: v };
       }
       case 'FULL':
       case 'CLOSED':
-        await this.record(outcome.lecture, studentId, '');
+        await this.recorder.record(outcome.lecture, '', studentId);
         throw new AppError(
           outcome.kind,
           outcome.kind === 'FULL' ? 'no seat is left' : 'enrollment has closed',
@@ -131,7 +136,7 @@ export class EnrollService {
     const outcome = await this.seats.cancel(lectureId, studentId);
     if (outcome.kind === 'NOT_ENROLLED')
       throw new AppError('NOT_ENROLLED', 'you hold no seat in this lecture');
-    await this.record(outcome.lecture, studentId, 'cancelled');
+    await this.record(outcome.lecture, 'cancelled', [studentId]);
     await this.channel.studentsChanged(lectureId, [studentId]);
   }
 
@@ -163,11 +168,11 @@ export class EnrollService {
    * whatever happens here, so a Redis failure is logged, not answered: the hold lapses and
    * HoldRecovery records it from PostgreSQL.
    */
-  private async record(lecture: LectureFacts, studentId: string, change: SeatChange) {
+  private async record(lecture: LectureFacts, change: SeatChange, students: string[]) {
     try {
-      await this.facts.recordSeats(lecture, change, change === '' ? [] : [studentId]);
-      await this.tickets.release(lecture.id, [studentId]);
-      // The hold is released (or a seat came back): the next student may fit now.
+      await this.facts.recordSeats(lecture, change, change === '' ? [] : students);
+      await this.tickets.release(lecture.id, students);
+      // The holds are released (or a seat came back): the next students may fit now.
       await this.channel.slotFreed(lecture.id);
     } catch (err) {
       this.logger.warn(
