@@ -72,7 +72,12 @@ export class LectureFactsService {
   /** Records a committed seat change (enroll, cancel, recovery). Throws when Redis fails. */
   async recordSeats(facts: LectureFacts, change: SeatChange, students: string[]): Promise<void> {
     await this.store.record(facts, change, students);
-    this.cache.delete(facts.id);
+    // The committed row is the newest word unless a newer one is cached: keeping it (rather than
+    // forgetting the lecture) spares every join of a stampede an HGETALL after each enroll.
+    const hit = this.cache.get(facts.id);
+    if (!(hit && 'facts' in hit && hit.facts.version > facts.version)) {
+      this.cache.set(facts.id, { facts });
+    }
   }
 
   /** Retries the lectures whose facts Redis refused after a commit. Never throws. */
