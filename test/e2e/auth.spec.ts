@@ -84,6 +84,21 @@ describe('Identity (API.md)', () => {
     }
   });
 
+  it('a token accepted (and remembered as verified) is refused once its exp has passed', async () => {
+    // exp two seconds ahead, at a whole second: accepted twice now, refused after it.
+    const exp = Math.floor(Date.now() / 1000) + 2;
+    const token = sign({ sub: 'carol', role: 'student', exp }, TEST_JWT_SECRET, {
+      algorithm: 'HS256',
+    });
+    for (let i = 0; i < 2; i++) {
+      expect((await request(url).get('/lectures').set(bearer(token))).status).toBe(200);
+    }
+    await new Promise((r) => setTimeout(r, exp * 1000 - Date.now() + 50));
+    const late = await request(url).get('/lectures').set(bearer(token));
+    expect(late.status).toBe(401);
+    expect(late.body).toMatchObject({ code: 'UNAUTHORIZED' });
+  });
+
   it('an ES256 token verified with JWT_PUBLIC_KEY is accepted', async () => {
     const token = sign({ sub: 'idp:bob@uni.example', role: 'admin' }, es.privateKey, {
       algorithm: 'ES256',
