@@ -190,14 +190,15 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       // news below: it runs aside.
       void this.drawn(lectureId);
     }
-    if (result.admitted > 0) await this.log.watch(lectureId);
     this.metrics.ticketEvent(lectureId, 'granted', result.admitted);
+    // The news first: the admitted students' streams hear it before any further round trip.
     await this.channel.studentsAdmitted(
       lectureId,
       result.students,
       result.expiresAt,
       result.waiting,
     );
+    if (result.admitted > 0) await this.log.watch(lectureId);
     this.metrics.ticketEvent(lectureId, 'expired', result.expired);
     if (result.lapsed > 0) await this.recovery.recover(lectureId);
     if (result.idle) await this.queue.unwatchIfIdle(lectureId);
