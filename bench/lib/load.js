@@ -21,8 +21,13 @@ class Bound {
   }
 }
 
-/** Connections kept for admitted students' enrolls (see HttpClient). */
-const ENROLL_LANE_CONNECTIONS = 50;
+/**
+ * Connections kept for admitted students' enrolls (see HttpClient): more than can be admitted
+ * at once with the default maxActiveTickets (200) plus double-clicks, so no admitted student's
+ * click waits for another's connection (it did at 50: the generator, not the service, queued
+ * 150 of the first 200 enrolls).
+ */
+const ENROLL_LANE_CONNECTIONS = 500;
 
 /**
  * Thousands of students share `connections` keep-alive connections, in FIFO order. An enroll

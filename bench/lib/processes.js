@@ -63,4 +63,15 @@ function peakRssMb(pid) {
   }
 }
 
-module.exports = { startNode, stop, peakRssMb };
+/** CPU seconds (user + system) a live process has used so far; null once it is gone. */
+function cpuSeconds(pid) {
+  try {
+    // Fields 14 and 15 of /proc/<pid>/stat, after the command name in parentheses; in ticks.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+module.exports = { startNode, stop, peakRssMb, cpuSeconds };

@@ -173,8 +173,8 @@ function clientsTable(r, fillFloor) {
   const kinds = Object.entries(r.clients || {});
   if (kinds.length === 0) return '';
   const rows = [
-    ['clients', 'mode', 'opening to FULL (s)', '÷ seats/pgbench (target ≤ 2)', 'sooner than cron (target ≥ 10x)', 'admitted → noticed p50 / p99 (ms, target p99 < 100)', 'wasted', 'oversold / double / out-of-order'],
-    ['---', '---', '---:', '---:', '---:', '---:', '---:', '---'],
+    ['clients', 'mode', 'opening to FULL (s)', '÷ seats/pgbench (target ≤ 2)', 'sooner than cron (target ≥ 10x)', 'admitted → noticed p50 / p99 (ms, target p99 < 100)', 'CPU: service / load generator (% of a core)', 'wasted', 'oversold / double / out-of-order'],
+    ['---', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---'],
   ]; // prettier-ignore
   for (const [kind, modes] of kinds) {
     const speedup = modeRatios(r, modes);
@@ -187,6 +187,7 @@ function clientsTable(r, fillFloor) {
         f(ratio(x.fillSeconds, fillFloor), 2),
         speedup[m] ? `${f(speedup[m], 1)}x` : 'n/a',
         `${f(n.p50)} / ${f(n.p99)} (n=${n.count})`,
+        x.cpuShare ? `${f(x.cpuShare.service * 100)} / ${f(x.cpuShare.generator * 100)}` : 'n/a',
         String(x.wasted),
         `${x.invariants.oversold} / ${x.invariants.doubleSeats} / ${x.invariants.outOfOrder}`,
       ]);
