@@ -10,7 +10,14 @@ const { tmpdir } = require('node:os');
 const { join, resolve } = require('node:path');
 const { parseArgs } = require('node:util');
 const jwt = require('jsonwebtoken');
-const { HttpClient, latency, percentile, sleep, now } = require('./lib/load');
+const {
+  HttpClient,
+  ENROLL_LANE_CONNECTIONS,
+  latency,
+  percentile,
+  sleep,
+  now,
+} = require('./lib/load');
 const { startNode, peakRssMb, cpuSeconds } = require('./lib/processes');
 const stores = require('./lib/stores');
 const { markdown } = require('./lib/report');
@@ -252,6 +259,13 @@ async function stampede(api, admin, kind) {
       api.request('GET', `/lectures/${warm}/queue`, token(`warm${i}`)),
     ),
   );
+  // A student clicks "Enroll" in a browser already connected to the service (it joined and
+  // holds its stream there): the enroll lane's connections are open before the opening too.
+  await Promise.all(
+    Array.from({ length: ENROLL_LANE_CONNECTIONS }, (_, i) =>
+      api.request('GET', `/lectures/${warm}/queue`, token(`warm${i}`), { lane: 'enroll' }),
+    ),
+  );
   const students = Array.from({ length: STUDENTS }, (_, i) => ({
     id: `st${i}`,
     token: token(`st${i}`),
@@ -326,21 +340,34 @@ function timeline(students, t0) {
   const at = (xs, p) => (xs.length ? percentile(xs, p) / 1000 : null);
   const joined = students.map((s) => s.joinEnd - t0);
   const enrolled = students.filter((s) => s.enrolledAt !== undefined).map((s) => s.enrolledAt);
+  const sent = students.filter((s) => s.enrollSentAt !== undefined).map((s) => s.enrollSentAt);
   const ttl = 300_000;
   // Only admissions granted while the student was already waiting: one granted before its own
   // join had even answered is noticed with the join's answer, which measures the join storm.
-  const notice = students
-    .filter((s) => s.noticedAt && s.admittedKey - ttl >= s.waitingSince)
-    .map((s) => s.noticedAt - (s.admittedKey - ttl));
+  const grantedAt = (s) => s.admittedKey - ttl;
+  const waited = students.filter((s) => s.noticedAt && grantedAt(s) >= s.waitingSince);
+  // Of those, the admissions a live stream could push: granted once the student's stream was
+  // open. One granted between the join's answer and the stream's opening arrives as the
+  // stream's first status, which measures the stream's opening, not the push.
+  const pushed = waited.filter(
+    (s) => s.streamOpenAt !== undefined && grantedAt(s) >= s.streamOpenAt,
+  );
+  const figures = (xs) => {
+    const ms = xs.map((s) => s.noticedAt - grantedAt(s));
+    return {
+      p50: percentile(ms, 50),
+      p90: percentile(ms, 90),
+      p99: percentile(ms, 99),
+      count: ms.length,
+      max: percentile(ms, 100),
+    };
+  };
   return {
-    noticeMs: {
-      p50: percentile(notice, 50),
-      p90: percentile(notice, 90),
-      p99: percentile(notice, 99),
-      count: notice.length,
-      max: percentile(notice, 100),
-    },
+    noticeMs: figures(waited),
+    pushMs: figures(pushed),
+    firstJoinAnswered: at(joined, 0),
     lastJoinAnswered: at(joined, 100),
+    firstEnrollSent: at(sent, 0),
     enrolled: {
       first: at(enrolled, 0),
       quarter: at(enrolled, 25),

@@ -94,4 +94,12 @@ const latency = (replies) => ({
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-module.exports = { Bound, HttpClient, latency, percentile, sleep, now: () => performance.now() };
+module.exports = {
+  Bound,
+  HttpClient,
+  latency,
+  percentile,
+  sleep,
+  now: () => performance.now(),
+  ENROLL_LANE_CONNECTIONS,
+};

@@ -173,19 +173,21 @@ function clientsTable(r, fillFloor) {
   const kinds = Object.entries(r.clients || {});
   if (kinds.length === 0) return '';
   const rows = [
-    ['clients', 'mode', 'opening to FULL (s)', '÷ seats/pgbench (target ≤ 2)', 'sooner than cron (target ≥ 10x)', 'admitted → noticed p50 / p99 (ms, target p99 < 100)', 'CPU: service / load generator (% of a core)', 'wasted', 'oversold / double / out-of-order'],
-    ['---', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---'],
+    ['clients', 'mode', 'opening to FULL (s)', '÷ seats/pgbench (target ≤ 2)', 'sooner than cron (target ≥ 10x)', 'granted → pushed to an open stream, received p50 / p99 (ms, target p99 < 100)', 'granted while waiting → noticed p50 / p99 (ms)', 'CPU: service / load generator (% of a core)', 'wasted', 'oversold / double / out-of-order'],
+    ['---', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---'],
   ]; // prettier-ignore
   for (const [kind, modes] of kinds) {
     const speedup = modeRatios(r, modes);
     for (const [m, x] of Object.entries(modes)) {
       const n = x.timeline.noticeMs;
+      const p = x.timeline.pushMs;
       rows.push([
         kind,
         m,
         f(x.fillSeconds, 2),
         f(ratio(x.fillSeconds, fillFloor), 2),
         speedup[m] ? `${f(speedup[m], 1)}x` : 'n/a',
+        p?.count ? `${f(p.p50)} / ${f(p.p99)} (n=${p.count})` : 'n/a',
         `${f(n.p50)} / ${f(n.p99)} (n=${n.count})`,
         x.cpuShare ? `${f(x.cpuShare.service * 100)} / ${f(x.cpuShare.generator * 100)}` : 'n/a',
         String(x.wasted),

@@ -10,6 +10,7 @@ const { now, sleep } = require('./load');
 async function enrollNow(s, status, run) {
   s.admittedKey = Date.parse(status.ticketExpiresAt) || s.admittedKey;
   s.noticedAt ??= Date.now();
+  s.enrollSentAt ??= now() - run.t0;
   const clicks = s.id.endsWith('7') ? 2 : 1;
   if (clicks === 2) run.doubleClicks += 1;
   const replies = await Promise.all(
@@ -103,6 +104,7 @@ async function streamingStudent(s, run) {
       await sleep(200); // refused (MAX_STREAMS, a restart): try again shortly
       continue;
     }
+    s.streamOpenAt ??= Date.now(); // wall clock, as the server's grant instants are
     await Promise.race([stream.ended, untilDeadline(run)]);
     stream.close();
     if (admitted && !s.outcome) {
