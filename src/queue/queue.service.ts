@@ -75,10 +75,11 @@ export class QueueService {
     }
     // Free room: admit now instead of at the next tick. Pop-and-grant takes the head of the
     // queue, so whoever is ahead of this student is admitted first and order holds.
+    // Read the place again even when this admission admitted nobody: a concurrent join's
+    // admission may have admitted this student, who must not be told WAITING.
     if (place.created && place.roomToAdmit && this.channel.enabled) {
-      if ((await this.admission.admit(lectureId, 'event')) > 0) {
-        place = { ...(await this.placeOf(facts, studentId, false)), created: true };
-      }
+      await this.admission.admit(lectureId, 'event');
+      place = { ...(await this.placeOf(facts, studentId, false)), created: true };
     }
     return { created: place.created, status: this.view(lectureId, place, facts) };
   }

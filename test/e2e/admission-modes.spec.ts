@@ -80,6 +80,19 @@ describe('Event-driven admission', () => {
       });
     });
 
+    it('every one of 150 concurrent joins into a lecture with room for them all is ADMITTED in its own answer', async () => {
+      const { id } = await createLecture(a.url, {
+        capacity: 150,
+        admission: { maxActiveTickets: 150 },
+      });
+      const answers = await Promise.all(
+        Array.from({ length: 150 }, (_, i) => join(i % 2 ? a.url : b.url, id, `c${i}`)),
+      );
+      // Each join's admission races the others': one that admitted nobody (the others took the
+      // whole queue, this student included) must still answer ADMITTED, not WAITING.
+      expect(answers.map((r) => r.body.status)).toEqual(Array(150).fill('ADMITTED'));
+    });
+
     it('a join that finds room admits the head of the queue, in order, even with students ahead', async () => {
       // Two students wait although there is room (joined through an instance that admits only
       // on its tick, a minute away); the next join through this mode's instance admits them
