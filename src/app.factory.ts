@@ -135,3 +135,16 @@ function observeRequests(fastify: FastifyInstance, metrics: MetricsService, log:
     );
   });
 }
+
+/**
+ * Pending connections the kernel queues for the service before it accepts them (capped by
+ * net.core.somaxconn). Node's default of 511 overflows when thousands of students open their
+ * streams in the same second: each dropped SYN is retried by the client only after a second
+ * (938 such drops in one bench stampede).
+ */
+export const LISTEN_BACKLOG = 4096;
+
+/** Listens on `host:port` with the service's accept backlog. */
+export function listen(app: NestFastifyApplication, port: number, host: string): Promise<unknown> {
+  return app.listen({ port, host, backlog: LISTEN_BACKLOG });
+}

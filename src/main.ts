@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { INestApplication, Logger } from '@nestjs/common';
-import { createApp } from './app.factory';
+import { createApp, listen } from './app.factory';
 import { ConfigError, loadConfig } from './config/load-config';
 
 async function main(): Promise<void> {
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   }
   const app = await createApp(config);
   closeOnSignals(app);
-  await app.listen(config.port, config.host);
+  await listen(app, config.port, config.host);
   // The bound port, not the configured one: PORT=0 asks the OS for a free port.
   const { port } = app.getHttpServer().address() as AddressInfo;
   const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;

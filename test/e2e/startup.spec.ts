@@ -1,6 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { Client } from 'pg';
+import { LISTEN_BACKLOG } from '../../src/app.factory';
 import { adminQuery, databaseUrl, uniqueName } from '../helpers/pg';
 import { deleteRedisPrefix } from '../helpers/redis';
 import { TEST_REDIS_URL } from '../helpers/test-context';
@@ -65,6 +67,21 @@ describe('Start-up and shutdown of the compiled server', () => {
       proc.kill('SIGTERM');
       const [code] = await exited;
       expect(code).toBe(0);
+    } finally {
+      proc.kill('SIGKILL');
+    }
+  });
+
+  it("listens with an accept backlog for a stampede of new connections, not Node's 511", async () => {
+    const { proc, url } = await started();
+    try {
+      const port = new URL(url).port;
+      // For a listening socket, ss reports the backlog as Send-Q; the kernel caps it there.
+      const line = execFileSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' });
+      const somaxconn = Number(readFileSync('/proc/sys/net/core/somaxconn', 'utf8'));
+      const backlog = Number(line.trim().split(/\s+/)[2]);
+      expect(backlog).toBe(Math.min(LISTEN_BACKLOG, somaxconn));
+      expect(backlog).toBeGreaterThan(511);
     } finally {
       proc.kill('SIGKILL');
     }

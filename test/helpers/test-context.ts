@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Client } from 'pg';
-import { createApp } from '../../src/app.factory';
+import { createApp, listen } from '../../src/app.factory';
 import type { AppConfig } from '../../src/config/app-config';
 import { TEMPLATE_ENV, adminQuery, databaseUrl, uniqueName } from './pg';
 import {
@@ -119,7 +119,7 @@ export class TestContext {
   async startApp(overrides: DeepPartial<AppConfig> = {}): Promise<RunningApp> {
     const config = this.config(overrides);
     const app = await createApp(config);
-    await app.listen(0, '127.0.0.1');
+    await listen(app, 0, '127.0.0.1');
     const running = { app, url: await app.getUrl(), config };
     this.apps.push(running);
     return running;
