@@ -21,6 +21,11 @@ export function drawHmac(seed: Buffer, studentId: string): string {
 @Injectable()
 export class DrawSeeds {
   private readonly seeds = new LRUCache<number, Promise<Buffer | null>>({ max: 10_000 });
+  /**
+   * Members computed lately, by lecture and student: around an opening each student's join,
+   * stream and status reads all need theirs, and an HMAC each was 3% of the service's CPU.
+   */
+  private readonly members = new LRUCache<string, string>({ max: 50_000 });
 
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
@@ -37,8 +42,14 @@ export class DrawSeeds {
     ) {
       return '';
     }
+    const key = `${facts.id}:${studentId}`;
+    const known = this.members.get(key);
+    if (known) return known;
     const seed = await this.seed(facts.id);
-    return seed ? `${drawHmac(seed, studentId)}:${studentId}` : '';
+    if (!seed) return '';
+    const member = `${drawHmac(seed, studentId)}:${studentId}`;
+    this.members.set(key, member);
+    return member;
   }
 
   private seed(lectureId: number): Promise<Buffer | null> {
