@@ -11,30 +11,36 @@ function startNode(script, env, readyLine, label) {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let out = '';
+    // Keep only the tail of a chatty server's output (one log line per request), as chunks:
+    // gluing every chunk onto a 256 KB string cost the load generator CPU during a stampede.
+    const TAIL = 256 * 1024;
+    const chunks = [];
+    let kept = 0;
+    const out = () => chunks.join('').slice(-TAIL);
     let ready = false;
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
-      reject(new Error(`${label} did not start within 30 s:\n${out}`));
+      reject(new Error(`${label} did not start within 30 s:\n${out()}`));
     }, 30_000);
-    // Keep only the tail of a chatty server's output (one log line per request).
     const onData = (d) => {
-      out = (out + d).slice(-256 * 1024);
-      const m = !ready && readyLine.exec(out);
+      chunks.push(String(d));
+      kept += d.length;
+      while (kept - chunks[0].length >= TAIL) kept -= chunks.shift().length;
+      const m = !ready && readyLine.exec(out());
       if (m) {
         ready = true;
         clearTimeout(timer);
         const save = () =>
           process.env.BENCH_LOG_DIR &&
-          writeFileSync(`${process.env.BENCH_LOG_DIR}/${label}-${proc.pid}.log`, out);
-        resolve({ proc, url: m[1], output: () => out, stop: () => stop(proc).finally(save) });
+          writeFileSync(`${process.env.BENCH_LOG_DIR}/${label}-${proc.pid}.log`, out());
+        resolve({ proc, url: m[1], output: out, stop: () => stop(proc).finally(save) });
       }
     };
     proc.stdout.on('data', onData);
     proc.stderr.on('data', onData);
     proc.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`${label} exited with ${code}:\n${out}`));
+      reject(new Error(`${label} exited with ${code}:\n${out()}`));
     });
   });
 }
