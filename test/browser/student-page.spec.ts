@@ -41,10 +41,16 @@ describe('Student page (GET /)', () => {
   }
 
   /** A student's own browser (a fresh context: its own sessionStorage), at `/#lecture=…&token=…`. */
-  async function studentPage(student: string, lectureId: number, width = 1000): Promise<Page> {
+  async function studentPage(
+    student: string,
+    lectureId: number,
+    width = 1000,
+    before: (page: Page) => void = () => undefined,
+  ): Promise<Page> {
     const context = await browser.newContext({ viewport: { width, height: 800 } });
     contexts.push(context);
     const page = await context.newPage();
+    before(page);
     await page.goto(`${server.url}/#lecture=${lectureId}&token=${tokenFor(student)}`);
     await page.getByTestId('queue-status').waitFor();
     return page;
@@ -79,6 +85,32 @@ describe('Student page (GET /)', () => {
     await second.getByTestId('enroll-button').click();
     await second.getByTestId('enrolled-confirmation').waitFor();
     await expectText(second, 'my-enrollments', title);
+  });
+
+  it('a student on the lecture page is live before joining: the join and the admission arrive on that one stream', async () => {
+    const { id } = await lecture({
+      title: 'Databases',
+      capacity: 2,
+      admission: { maxActiveTickets: 1 },
+    });
+    const api = (method: string, path: string, student: string) =>
+      fetch(`${server.url}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${tokenFor(student)}` },
+      });
+    expect((await api('POST', `/lectures/${id}/queue`, 'holder')).status).toBe(201); // the ticket
+
+    const streams: string[] = [];
+    const page = await studentPage('dora', id, 1000, (p) =>
+      p.on('request', (r) => r.url().endsWith('/queue/events') && streams.push(r.url())),
+    );
+    await expectText(page, 'queue-status', 'NOT_QUEUED');
+    await page.getByText('live', { exact: true }).waitFor(); // watching already
+    await page.getByRole('button', { name: 'Join the queue' }).click();
+    await expectText(page, 'queue-status', 'WAITING');
+    expect((await api('POST', `/lectures/${id}/enroll`, 'holder')).status).toBe(201);
+    await expectText(page, 'queue-status', 'ADMITTED', 3000);
+    expect(streams).toHaveLength(1); // opened with the page, before the join
   });
 
   it('a scheduled lecture: the student joins its pre-queue, sees the countdown, and is placed by the draw at opening without a reload', async () => {

@@ -82,7 +82,7 @@ async function loadEnrollments(): Promise<void> {
 
 /** Opens a lecture's panel; with `join`, joins its queue (a scheduled lecture is only shown). */
 async function choose(lecture: Lecture, join: boolean): Promise<void> {
-  live?.stop();
+  stopLive();
   clearError();
   panel = { lecture };
   history.replaceState(null, '', `#lecture=${lecture.id}`);
@@ -153,13 +153,17 @@ async function act(work: () => Promise<void>): Promise<void> {
 function fail(e: unknown, retry?: () => void): void {
   if (panel && e instanceof ApiError && (CODES as readonly string[]).includes(e.code)) {
     panel.code = e.code as PanelState['code'];
-    live?.stop();
+    stopLive();
   }
   showError(e, retry);
   render();
 }
 
-/** A new status: shown, and watched live while there is something to wait for. */
+/**
+ * A new status: shown, and watched live while there is something to wait for — and already
+ * before joining while seats are left, so a student on the page when registration opens hears
+ * of an admission the moment it is granted, not once a stream opened after the join answered.
+ */
 function update(s: QueueStatus): void {
   if (!panel) return;
   const was = panel.status?.status;
@@ -168,7 +172,11 @@ function update(s: QueueStatus): void {
   if (s.status === 'WAITING' && (panel.startPosition === undefined || was !== 'WAITING'))
     panel.startPosition = s.position ?? undefined;
   if (s.status === 'ENROLLED' && was !== 'ENROLLED') void loadEnrollments();
-  const watching = s.status === 'WAITING' || s.status === 'ADMITTED' || s.status === 'PRE_QUEUED';
+  const watching =
+    s.status === 'WAITING' ||
+    s.status === 'ADMITTED' ||
+    s.status === 'PRE_QUEUED' ||
+    (s.status === 'NOT_QUEUED' && s.seatsLeft > 0);
   if (watching && !live) {
     live = new LiveQueue(token, s.lectureId, {
       status: update,
@@ -180,12 +188,15 @@ function update(s: QueueStatus): void {
     });
     live.start();
   }
-  if (!watching && live && (s.status === 'ENROLLED' || s.seatsLeft === 0)) {
-    live.stop();
-    live = undefined;
-    panel.mode = undefined;
-  }
+  if (!watching && (s.status === 'ENROLLED' || s.seatsLeft === 0)) stopLive();
   render();
+}
+
+/** Stops watching: the next status worth watching opens a stream again. */
+function stopLive(): void {
+  live?.stop();
+  live = undefined;
+  if (panel) panel.mode = undefined;
 }
 
 function render(): void {
