@@ -21,7 +21,7 @@ const {
 const { startNode, peakRssMb, cpuSeconds } = require('./lib/processes');
 const stores = require('./lib/stores');
 const { markdown } = require('./lib/report');
-const { pollingStudent, streamingStudent } = require('./lib/students');
+const { pollingStudent, streamingStudent, openPage, pageStudent } = require('./lib/students');
 const { openStream } = require('./lib/sse');
 const { openStreams } = require('./scenarios/open-streams');
 const { preQueueOpening } = require('./scenarios/pre-queue');
@@ -35,7 +35,7 @@ const { values: opt } = parseArgs({
     json: { type: 'string' },
     connections: { type: 'string', default: '200' },
     'pgbench-seconds': { type: 'string', default: '3' },
-    clients: { type: 'string', default: 'sse,poll' },
+    clients: { type: 'string', default: 'page,sse,poll' },
     'no-build': { type: 'boolean', default: false },
     prequeue: { type: 'boolean', default: false },
     redis: { type: 'string', default: 'standalone' },
@@ -54,8 +54,8 @@ if (!MODES.every((m) => ['cron', 'pubsub', 'keyspace'].includes(m))) {
 const MODE = MODES[0];
 // How students wait: on the live stream, by polling, or both in the same run (the first leads).
 const CLIENTS = opt.clients.split(',');
-if (!CLIENTS.every((c) => ['sse', 'poll'].includes(c))) {
-  throw new Error('--clients must be sse, poll, or sse,poll');
+if (!CLIENTS.every((c) => ['sse', 'poll', 'page'].includes(c))) {
+  throw new Error('--clients must be a comma-separated list of sse, poll and page');
 }
 if (!(STUDENTS > 0 && SEATS > 0 && SEATS <= 100_000))
   throw new Error('--students and --seats must be positive');
@@ -247,6 +247,7 @@ async function createLecture(api, admin, body) {
  * another lecture lets the JIT and the connection pools settle first. The floor gets the same.
  */
 const WARM_UP_REQUESTS = 1000;
+const PAGES_OPEN_IN_CHUNKS_OF = 250;
 
 /** All students join at once, then each waits (poll or sse) and enrolls the moment it is admitted. */
 async function stampede(api, admin, kind) {
@@ -285,13 +286,23 @@ async function stampede(api, admin, kind) {
       }),
     ),
   );
-  // Where the two cores go during the opening: the service's and this generator's CPU time.
-  const cpu0 = { service: cpuSeconds(api.servicePid), generator: process.cpuUsage() };
   const run = {
     api, url: api.url, id, lecture, t0: now(), fillMs: null, enrollMs: [], freedAt: [], doubleClicks: 0,
   }; // prettier-ignore
+  if (kind === 'page') {
+    // Students on the lecture's page before registration opens: their streams are open first
+    // (in chunks: a real crowd arrives over minutes, not in one instant).
+    for (let i = 0; i < students.length; i += PAGES_OPEN_IN_CHUNKS_OF) {
+      await Promise.all(
+        students.slice(i, i + PAGES_OPEN_IN_CHUNKS_OF).map((s) => openPage(s, run)),
+      );
+    }
+    run.t0 = now();
+  }
+  // Where the two cores go during the opening: the service's and this generator's CPU time.
+  const cpu0 = { service: cpuSeconds(api.servicePid), generator: process.cpuUsage() };
   run.deadline = run.t0 + STAMPEDE_TIMEOUT_MS;
-  const student = kind === 'sse' ? streamingStudent : pollingStudent;
+  const student = { sse: streamingStudent, poll: pollingStudent, page: pageStudent }[kind];
   await Promise.all(students.map((s) => student(s, run)));
   const { t0, fillMs, enrollMs, freedAt, doubleClicks } = run;
   const watchedSeconds = (now() - t0) / 1000;

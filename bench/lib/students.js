@@ -73,12 +73,66 @@ async function pollingStudent(s, run) {
 /** Waits on the live stream (its own connection); enrolls the moment ADMITTED arrives. */
 async function streamingStudent(s, run) {
   if (!(await join(s, run))) return;
+  if (await enrollIfAdmitted(s, run)) return;
+  await waitOnStreams(s, run);
+}
+
+/** The join answered ADMITTED: enroll now. True when that settled the student's outcome. */
+async function enrollIfAdmitted(s, run) {
   const joined = s.joined.body || {};
-  if (joined.status === 'ADMITTED') {
-    s.noticedAt = Date.now();
-    const outcome = await enrollNow(s, joined, run);
+  if (joined.status !== 'ADMITTED') return false;
+  s.noticedAt = Date.now();
+  const outcome = await enrollNow(s, joined, run);
+  if (outcome) s.outcome = outcome;
+  return Boolean(outcome);
+}
+
+/**
+ * The student sits on the lecture's page before registration opens: its stream is open (it
+ * shows NOT_QUEUED) before the opening. Resolves once the first status has arrived.
+ */
+async function openPage(s, run) {
+  let first;
+  const seen = new Promise((r) => (first = r));
+  s.page = await openStream(run.url, `/lectures/${run.id}/queue/events`, s.token, (event, data) => {
+    first();
+    if (event !== 'status' || s.joinEnd === undefined) return; // before its join: NOT_QUEUED
+    if (data.status === 'ADMITTED' && data.ticketExpiresAt && !s.pageAdmitted) {
+      s.noticedAt ??= Date.now();
+      s.pageAdmitted = data;
+      s.wake?.();
+    }
+    if (data.status === 'WAITING' && data.seatsLeft === 0) {
+      s.pageFull = true;
+      s.wake?.();
+    }
+  });
+  if (s.page.status === 200) {
+    s.streamOpenAt = Date.now();
+    await Promise.race([seen, sleep(5000)]);
+  }
+}
+
+/**
+ * At the opening, a student whose page holds a live stream joins and enrolls the moment the
+ * stream (or the join's answer) says ADMITTED; if the stream fails, it opens another.
+ */
+async function pageStudent(s, run) {
+  const woken = new Promise((r) => (s.wake = r));
+  if (!(await join(s, run))) return s.page.close();
+  if (await enrollIfAdmitted(s, run)) return s.page.close();
+  await Promise.race([woken, s.page.ended, untilDeadline(run)]);
+  s.page.close();
+  if (s.pageAdmitted) {
+    const outcome = await enrollNow(s, s.pageAdmitted, run);
     if (outcome) return (s.outcome = outcome);
   }
+  if (s.pageFull) return (s.outcome = 'gave up: full');
+  await waitOnStreams(s, run); // the page's stream ended without an answer: open another
+}
+
+/** Opens the student's stream (again after a failure) and enrolls when it says ADMITTED. */
+async function waitOnStreams(s, run) {
   while (now() < run.deadline && !s.outcome) {
     let admitted;
     let stream;
@@ -119,4 +173,4 @@ async function streamingStudent(s, run) {
 const untilDeadline = (run) =>
   new Promise((r) => setTimeout(r, Math.max(0, run.deadline - now())).unref());
 
-module.exports = { pollingStudent, streamingStudent };
+module.exports = { pollingStudent, streamingStudent, openPage, pageStudent };

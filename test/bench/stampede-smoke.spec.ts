@@ -18,7 +18,7 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
         '--seats',
         '30',
         '--no-build',
-        '--mode', // an event mode and the cron, each with streaming and polling students
+        '--mode', // an event mode and the cron, each with every kind of student
         'pubsub,cron',
         '--pgbench-seconds',
         '1',
@@ -41,8 +41,8 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
       rows: 30,
     });
     expect(r.stampede.outcomes.enrolled).toBe(30);
-    // Students on live streams and students polling, in every admission mode, all served.
-    for (const kind of ['sse', 'poll']) {
+    // Students on the page, on live streams and polling, in every admission mode, all served.
+    for (const kind of ['page', 'sse', 'poll']) {
       for (const mode of ['pubsub', 'cron']) {
         const x = r.clients[kind][mode];
         expect([kind, mode, x.outcomes.enrolled, x.invariants.oversold]).toEqual([
@@ -55,6 +55,12 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
     }
     expect(r.openStreams.streams).toBe(300);
     expect(r.openStreams.updatesPerStreamPerSecond).toBeGreaterThan(0);
+    // Every ticket handed on reached the next student's open stream.
+    expect(r.openStreams.push.count).toBe(r.openStreams.push.asked);
+    // Page students had their streams open before the opening: every admission granted
+    // while they waited was pushed to an open stream.
+    const page = r.clients.page.pubsub.timeline;
+    expect(page.pushMs.count).toBe(page.noticeMs.count);
     expect(r.stampede.join.ok).toBe(300);
     expect(r.hot.enrolled).toBe(300);
     expect(r.peer.oversold).toBe(0);
