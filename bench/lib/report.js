@@ -196,7 +196,7 @@ function clientsTable(r, fillFloor) {
     }
   }
   return (
-    '\n\nStudents on the lecture's page with its stream open before the opening (page), joining then opening a stream (sse), and polling (poll), one stampede each:\n\n' +
+    '\n\nStudents on the lecture page with its stream open before the opening (page), joining then opening a stream (sse), and polling (poll), one stampede each:\n\n' +
     rows.map((row) => `| ${row.join(' | ')} |`).join('\n')
   );
 }
