@@ -48,6 +48,23 @@ describe('Lecture facts in Redis', () => {
     const { id } = await createLecture(a.url, { capacity: 10, admission: { maxActiveTickets: 5 } });
     await join(a.url, id, 'e');
     await admitAll(id);
+    // The admission's own PostgreSQL work runs aside, on the same row: the draw is recorded
+    // under its lock and the admission log's copy references it. Let it finish, so the only
+    // lock waiters below are the edit and the enroll (else the enroll could wait behind them
+    // past its lock time-out).
+    await eventually(
+      async () => {
+        const [row] = await ctx.sql(
+          `SELECT l.drawn_at IS NOT NULL AS drawn,
+                (SELECT count(*) FROM admission WHERE lecture_id = l.id)::int AS copied
+           FROM lecture l WHERE l.id = $1`,
+          [id],
+        );
+        return row.drawn && row.copied === 1;
+      },
+      5000,
+      20,
+    );
     // The hook: the edit's Redis write is held back, so the enroll's (newer) one lands first.
     const facts = a.app.get(LectureFactsService);
     const publish = facts.publish.bind(facts);
