@@ -54,7 +54,7 @@ describe('Lecture facts in Redis', () => {
     // past its lock time-out).
     await eventually(
       async () => {
-        const [row] = await ctx.sql(
+        const [row] = await ctx.sql<{ drawn: boolean; copied: number }>(
           `SELECT l.drawn_at IS NOT NULL AS drawn,
                 (SELECT count(*) FROM admission WHERE lecture_id = l.id)::int AS copied
            FROM lecture l WHERE l.id = $1`,
