@@ -161,6 +161,10 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
       ),
     );
   }
+  if (q?.status === 'NOT_QUEUED' && !s.code && q.seatsLeft > 0) {
+    // Watched live already: once the student joins, the place shows up here by itself.
+    parts.push(h('p', { class: 'meta' }, `Not in the queue yet · ${q.seatsLeft} seats left`));
+  }
   if ((q?.status === 'NOT_QUEUED' || !q) && !s.code) {
     parts.push(
       h(
