@@ -213,7 +213,7 @@ describe('Event-driven admission', () => {
     });
   });
 
-  it("keyspace: an unused ticket's expiry admits the next student within a second", async () => {
+  it("keyspace: an unused ticket's expiry admits the next student, by the event (the cron is a minute away)", async () => {
     const a = await ctx.startApp({ admission: { ...FAR, mode: 'keyspace' } });
     const { id } = await createLecture(a.url, {
       admission: { maxActiveTickets: 1, ticketTtlSeconds: 10 },
@@ -225,7 +225,10 @@ describe('Event-driven admission', () => {
     await sleep(expiresAt - Date.now() - 200);
     expect((await queueStatus(a.url, id, 'next')).body.status).toBe('WAITING');
     const waited = await admittedAfter(a.url, id, 'next', expiresAt, 5000);
-    expect(waited).toBeLessThan(1000);
+    // Redis announces an expiry when its expire cycle finds the key (a sampling, every 100 ms),
+    // so on a busy machine it can come a little over a second late (1,161 ms once in CI): the
+    // bound only has to tell the event from the cron, 60 s away. The bench measures the speed.
+    expect(waited).toBeLessThan(5000);
     expect((await queueStatus(a.url, id, 'sleepy')).body.status).toBe('NOT_QUEUED');
   });
 
