@@ -37,11 +37,14 @@ export interface QueueShape {
   head: number | null;
   waiting: number;
   observedRate: number | null;
-  gone: number[];
+  /** runs [first, last] of sequence numbers that left from behind the head, ascending */
+  gone: [number, number][];
 }
 
 /** positions-3.lua's reply, typed. */
-export function shapeOf([head, waiting, rate, ...gone]: PositionsReply): QueueShape {
+export function shapeOf([head, waiting, rate, ...runs]: PositionsReply): QueueShape {
+  const gone: [number, number][] = [];
+  for (let i = 0; i + 1 < runs.length; i += 2) gone.push([runs[i], runs[i + 1]]);
   return {
     head: head > 0 ? head : null,
     waiting,
@@ -52,8 +55,15 @@ export function shapeOf([head, waiting, rate, ...gone]: PositionsReply): QueueSh
 
 /** A waiting student's position from the queue's shape (positions-3.lua); null: not waiting. */
 export function positionIn(shape: QueueShape, seq: number): number | null {
-  if (shape.head === null || seq < shape.head || shape.gone.includes(seq)) return null;
-  return seq - shape.head + 1 - shape.gone.filter((g) => g >= shape.head! && g < seq).length;
+  const head = shape.head;
+  if (head === null || seq < head) return null;
+  let ahead = seq - head;
+  for (const [first, last] of shape.gone) {
+    if (first > seq) break;
+    if (last >= seq) return null; // this number left
+    if (last >= head) ahead -= last - Math.max(first, head) + 1;
+  }
+  return ahead + 1;
 }
 
 /** The waiting line and the cron's list of lectures to watch; one typed method per script. */

@@ -17,7 +17,8 @@ export function lectureKeys(lectureId: number) {
     queue: `${tag}:queue`,
     /** counter of joins, the queue's scores */
     seq: `${tag}:seq`,
-    /** sorted set: sequence numbers that left the queue other than from its head */
+    /** sorted set: runs of sequence numbers (score: first, member: last) that left the queue
+     *  other than from its head */
     gone: `${tag}:gone`,
     /** sorted set, all scores 0: '<HMAC hex>:<student>' of each pre-queued student (HMAC order) */
     prequeue: `${tag}:prequeue`,

@@ -23,7 +23,7 @@ export function isScriptError<T extends unknown[]>(
 export type JoinReply = [string, number, number, number, number, string, number, number, number];
 /** admit-14.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew } */
 export type AdmitReply = [number, number, number, number, number, string[], number, number];
-/** positions-3.lua: { head, waiting, rate, ...gone } */
+/** positions-3.lua: { head, waiting, rate, ...gone runs as first, last pairs } */
 export type PositionsReply = [number, number, string, ...number[]];
 type Key = string;
 type Arg = string | number;

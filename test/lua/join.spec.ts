@@ -122,6 +122,47 @@ describe('leave-6 and positions-3: live positions from sequence numbers', () => 
     }
   });
 
+  it('a student looping join and leave behind the head leaves one run behind, not one per loop', async () => {
+    await h.joinAll(id, ['head']);
+    for (let i = 0; i < 2000; i++) {
+      await h.joinAll(id, ['looper']);
+      await leave('looper');
+    }
+    expect(await h.redis.zcard(k.gone)).toBe(1);
+    // Others joining between the loops split the run: still at most one run per queued student.
+    for (let i = 0; i < 50; i++) {
+      await h.joinAll(id, [`w${i}`, 'looper']);
+      await leave('looper');
+    }
+    expect(await h.redis.zcard(k.gone)).toBeLessThanOrEqual(51);
+    const now = await shape();
+    for (const s of ['head', 'w0', 'w17', 'w49']) {
+      const [rank, seq] = [await h.redis.zrank(k.queue, s), await h.redis.zscore(k.queue, s)];
+      expect([s, positionIn(now, Number(seq))]).toEqual([s, rank! + 1]);
+    }
+  });
+
+  it('runs merge on both sides: positions stay what ZRANK says whatever order students leave in', async () => {
+    const students = Array.from({ length: 30 }, (_, i) => `r${i + 1}`);
+    await h.joinAll(id, students);
+    for (const s of ['r5', 'r7', 'r6', 'r20', 'r18', 'r19', 'r2', 'r3', 'r30', 'r29'])
+      await leave(s);
+    expect(await h.redis.zcard(k.gone)).toBe(4); // 2-3, 5-7, 18-20, 29-30
+    await h.admit(id); // r1, r4: the head is r8, and the run 5-7 behind it is dropped
+    const now = await shape();
+    expect(now.gone).toEqual([
+      [18, 20],
+      [29, 30],
+    ]);
+    for (const s of students) {
+      const rank = await h.redis.zrank(k.queue, s);
+      expect([s, positionIn(now, Number(s.slice(1)))]).toEqual([
+        s,
+        rank === null ? null : rank + 1,
+      ]);
+    }
+  });
+
   it('keeps the gone set no larger than the numbers behind the head, and empty with the queue', async () => {
     await h.joinAll(id, ['a', 'b', 'c']);
     await leave('b');
