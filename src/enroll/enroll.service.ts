@@ -116,13 +116,21 @@ export class EnrollService {
     }
   }
 
-  /** No ticket: the answer for a student who already holds a seat, else NO_TICKET. */
+  /**
+   * No ticket: the answer for a student who already holds a seat; else NOT_OPEN before opening,
+   * CLOSED after closing (the closed lecture's clean-up deletes unused tickets first, so a
+   * student who held one must still hear why), and NO_TICKET in between.
+   */
   private async withoutTicket(lectureId: number, studentId: string): Promise<Answer> {
     const enrolledAt = await this.seats.enrolledAt(lectureId, studentId);
-    const { seatsLeft, opensAt } = await this.facts.get(lectureId);
+    const { seatsLeft, opensAt, closesAt } = await this.facts.get(lectureId);
+    const now = Date.now();
     // Nobody is admitted before opening (the pre-queue included): say so rather than NO_TICKET.
-    if (!enrolledAt && Date.now() < opensAt) {
+    if (!enrolledAt && now < opensAt) {
       throw new AppError('NOT_OPEN', 'enrollment has not opened yet');
+    }
+    if (!enrolledAt && closesAt !== null && now >= closesAt) {
+      throw new AppError('CLOSED', 'enrollment has closed');
     }
     if (!enrolledAt) {
       throw new AppError('NO_TICKET', 'no valid admission ticket: join the queue and wait to be admitted');

@@ -3,7 +3,15 @@ import request from 'supertest';
 import { SeatTransactions } from '../../src/enroll/seat.transactions';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { lectureKeys } from '../../src/redis/keys';
-import { cancelEnrollment, createLecture, enroll, join, queueStatus, stats } from '../helpers/api';
+import {
+  cancelEnrollment,
+  createLecture,
+  enroll,
+  join,
+  queueStatus,
+  sleep,
+  stats,
+} from '../helpers/api';
 import { call } from '../helpers/http';
 import { databaseUrl } from '../helpers/pg';
 import { RunningApp, TestContext } from '../helpers/test-context';
@@ -206,6 +214,28 @@ describe('Enrollment (API.md, Enrollment)', () => {
     );
     const res = await enroll(url, id, 'late');
     expect([res.status, res.body.code]).toEqual([409, 'CLOSED']);
+    await invariant1(id);
+  });
+
+  it('after closesAt, CLOSED also once the closed-lecture clean-up deleted the ticket (and for a student never admitted); a seat holder still reads ALREADY_ENROLLED', async () => {
+    const { id } = await createLecture(url, { capacity: 3 });
+    await admitted(id, ['held', 'swept']);
+    expect((await enroll(url, id, 'held')).status).toBe(201);
+    const closesAt = Date.now() + 1000;
+    const patched = await request(url)
+      .patch(`/lectures/${id}`)
+      .set(adminHeaders())
+      .send({ closesAt: new Date(closesAt).toISOString() });
+    expect(patched.status).toBe(200);
+    await sleep(closesAt - Date.now() + 600); // past closesAt, and past the facts cache's 500 ms
+    await admitAll(id); // the clean-up of a closed lecture: the queue and unused tickets go
+    expect(await ctx.redis.exists(lectureKeys(id).ticket('swept'))).toBe(0);
+    for (const s of ['swept', 'stranger']) {
+      const res = await enroll(url, id, s);
+      expect([s, res.status, res.body.code]).toEqual([s, 409, 'CLOSED']);
+    }
+    const again = await enroll(url, id, 'held');
+    expect([again.status, again.body.status]).toEqual([200, 'ALREADY_ENROLLED']);
     await invariant1(id);
   });
 
