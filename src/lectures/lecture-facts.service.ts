@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { lectureNotFound } from '../common/error-codes';
+import { AppError, lectureNotFound } from '../common/error-codes';
 import { LectureFacts } from './lecture-facts';
 import { LectureFactsStore, SeatChange } from './lecture-facts.store';
 import { LectureSnapshots } from './lecture.snapshots';
@@ -113,7 +113,11 @@ export class LectureFactsService {
       const { facts, holders, floor } = snapshot;
       if (await this.store.rebuild(facts, holders, floor)) return facts;
     }
-    throw new Error(`lecture ${id}: facts kept changing during ${REBUILD_TRIES} rebuilds`);
+    // A store that cannot settle is unavailable for this request, not an error of ours (500).
+    throw new AppError(
+      'UNAVAILABLE',
+      `lecture ${id} kept changing while its state was rebuilt; try again`,
+    );
   }
 
   /** False for an id above the highest lecture id, checked at most every MAX_ID_REFRESH_MS. */

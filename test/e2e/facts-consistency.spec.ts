@@ -135,6 +135,18 @@ describe('Lecture facts in Redis', () => {
     expect(snapshots).toHaveBeenCalledTimes(1);
   });
 
+  it('rebuilds refused again and again (Redis keeps seeing a newer version) answer 503 UNAVAILABLE, not 500', async () => {
+    const { id } = await createLecture(a.url);
+    // A tombstone newer than any row PostgreSQL will hand out: every rebuild is refused.
+    await ctx.redis.del(lectureKeys(id).facts);
+    await ctx.redis.hset(lectureKeys(id).facts, 'v', 1_000_000);
+    const res = await queueStatus(b.url, id, 'patient');
+    expect([res.status, res.body.code]).toEqual([503, 'UNAVAILABLE']);
+    await ctx.redis.del(lectureKeys(id).facts);
+    await sleep(600); // past the facts cache: the next read rebuilds as usual
+    expect((await queueStatus(b.url, id, 'patient')).status).toBe(200);
+  });
+
   it('made-up lecture ids cost PostgreSQL next to nothing, however many', async () => {
     const { id } = await createLecture(a.url);
     const trips = await pgRoundTrips(async () => {
