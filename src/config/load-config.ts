@@ -79,7 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       maxActiveTickets: e.MAX_ACTIVE_TICKETS ?? 200,
       preQueueMinutes: e.PRE_QUEUE_MINUTES ?? 30,
     },
-    enrollHoldMs: (e.ENROLL_HOLD_SECONDS ?? 30) * 1000,
+    enrollHoldMs: (e.ENROLL_HOLD_SECONDS ?? 10) * 1000,
     rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND ?? 20,
     maxStreams: e.MAX_STREAMS ?? 20_000,
     corsOrigins,

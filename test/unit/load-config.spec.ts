@@ -20,6 +20,8 @@ describe(loadConfig.name, () => {
         maxActiveTickets: 200,
       },
       rateLimitPerSecond: 20,
+      enrollHoldMs: 10_000,
+      maxStreams: 20_000,
     });
   });
 
