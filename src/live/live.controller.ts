@@ -43,7 +43,7 @@ export class LiveController {
   ): Promise<void> {
     const stream = await this.streams.open(id, user.id, reply.raw, () => reply.hijack());
     // A hijacked reply skips Fastify's onResponse hook: count it when the stream ends.
-    stream.sse.onClose(() => {
+    stream?.sse.onClose(() => {
       this.metrics.request('GET', ROUTE, 200, (Date.now() - stream.openedAt) / 1000);
     });
   }
@@ -65,7 +65,7 @@ export class LiveController {
   ): Promise<void> {
     const openedAt = Date.now();
     const sse = await this.stats.open(id, reply.raw, () => reply.hijack());
-    sse.onClose(() =>
+    sse?.onClose(() =>
       this.metrics.request('GET', STATS_ROUTE, 200, (Date.now() - openedAt) / 1000),
     );
   }

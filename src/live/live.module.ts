@@ -4,12 +4,13 @@ import { QueueModule } from '../queue/queue.module';
 import { LiveController } from './live.controller';
 import { QueueStreams } from './queue-streams.service';
 import { StatsStreams } from './stats-streams.service';
+import { StreamSlots } from './stream-slots';
 
 /** Server push: students' live queue streams and admins' live stats. */
 @Module({
   imports: [LecturesModule, QueueModule],
   controllers: [LiveController],
-  providers: [QueueStreams, StatsStreams],
-  exports: [QueueStreams, StatsStreams],
+  providers: [QueueStreams, StatsStreams, StreamSlots],
+  exports: [QueueStreams, StatsStreams, StreamSlots],
 })
 export class LiveModule {}

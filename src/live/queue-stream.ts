@@ -1,5 +1,6 @@
 import type { QueueStatusView } from '../queue/queue-status.view';
 import type { SseStream } from './sse-stream';
+import type { StreamSlot } from './stream-slots';
 
 /** One student's live queue stream on this instance, and what it last showed them. */
 export class QueueStream {
@@ -12,14 +13,24 @@ export class QueueStream {
   expiryTimer?: NodeJS.Timeout;
   /** a re-read is running; `again` asks for one more after it */
   refreshing: false | 'running' | 'again' = false;
-  readonly openedAt = Date.now();
+  /** when the status shown was last read from Redis (a re-read is due REREAD_MS after) */
+  readAt: number;
 
   constructor(
     readonly id: string,
+    readonly openedAt: number,
     readonly lectureId: number,
     readonly studentId: string,
     readonly sse: SseStream,
-  ) {}
+    private readonly slot: StreamSlot,
+  ) {
+    this.readAt = openedAt;
+  }
+
+  /** Older than the stream opened at `openedAt` with id `id` (ties broken by id, as everywhere). */
+  isOlderThan(openedAt: number, id: string): boolean {
+    return this.openedAt < openedAt || (this.openedAt === openedAt && this.id < id);
+  }
 
   /** Sends the status if it differs from the last one sent; true when sent. */
   show(status: QueueStatusView): boolean {
@@ -40,5 +51,6 @@ export class QueueStream {
   close(): void {
     clearTimeout(this.expiryTimer);
     this.sse.end();
+    this.slot.release();
   }
 }

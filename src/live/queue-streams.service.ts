@@ -1,13 +1,11 @@
 import {
   BeforeApplicationShutdown,
-  Inject,
   Injectable,
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AppError } from '../common/error-codes';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { AdmissionChannel, ChannelEvent } from '../queue/admission-channel';
@@ -16,13 +14,14 @@ import { QueueService } from '../queue/queue.service';
 import { QueueStore, positionIn } from '../queue/queue.store';
 import { QueueStream } from './queue-stream';
 import { SseStream } from './sse-stream';
+import { StreamSlots } from './stream-slots';
 
 /** Positions are recomputed this often (API.md: a changed position at most once a second). */
 const TICK_MS = 1000;
 /** API.md: a keep-alive comment at least every 15 s; sent after this much silence. */
 const KEEP_ALIVE_MS = 14_000;
-/** Retry-After when this instance holds MAX_STREAMS. */
-const FULL_RETRY_AFTER_S = 5;
+/** API.md v3: every open stream's status is read again at least every 5 s, whatever it shows. */
+const REREAD_MS = 4000;
 
 /**
  * Every live queue stream of this instance. A status reaches a stream when it changes:
@@ -35,15 +34,15 @@ const FULL_RETRY_AFTER_S = 5;
 export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(QueueStreams.name);
   private readonly lectures = new Map<number, Map<string, QueueStream>>();
-  private count = 0;
   private timer?: NodeJS.Timeout;
+  private ticking = false;
 
   constructor(
     private readonly queue: QueueService,
     private readonly store: QueueStore,
     private readonly facts: LectureFactsService,
     private readonly channel: AdmissionChannel,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly slots: StreamSlots,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -61,37 +60,52 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
     }
   }
 
+  /** Queue streams open on this instance. */
   get size(): number {
-    return this.count;
+    let n = 0;
+    for (const streams of this.lectures.values()) n += streams.size;
+    return n;
   }
 
   /**
    * Opens a stream: errors (LECTURE_NOT_FOUND, CLOSED, UNAVAILABLE when full) are thrown before
-   * anything is written, so they are ordinary JSON errors; then the first status at once.
+   * anything is written, so they are ordinary JSON errors; then the first status at once. The
+   * place under MAX_STREAMS is taken before the first await and given back however the opening
+   * ends, the client's leaving meanwhile included.
    */
-  async open(lectureId: number, studentId: string, raw: ServerResponse, hijack: () => void) {
-    if (this.count >= this.config.maxStreams) {
-      throw new AppError(
-        'UNAVAILABLE',
-        'this instance holds as many live streams as it may; retry',
-        {
-          'Retry-After': String(FULL_RETRY_AFTER_S),
-        },
-      );
-    }
+  async open(
+    lectureId: number,
+    studentId: string,
+    raw: ServerResponse,
+    hijack: () => void,
+  ): Promise<QueueStream | null> {
+    const slot = this.slots.take(raw);
+    const openedAt = Date.now();
     // On a cluster, subscribe to the lecture's news before reading the first status: nothing
     // that happens after the read can be missed.
     await this.channel.pin(lectureId);
-    const first = await this.queue.statusAndSeq(lectureId, studentId).catch((err: unknown) => {
+    let first: Awaited<ReturnType<QueueService['statusAndSeq']>>;
+    try {
+      first = await this.queue.statusAndSeq(lectureId, studentId);
+    } catch (err) {
       this.channel.unpin(lectureId);
+      slot.release();
       throw err;
-    });
+    }
+    if (slot.gone) {
+      // The client left while we read: nothing to answer, nothing to keep.
+      this.channel.unpin(lectureId);
+      hijack();
+      raw.destroy();
+      return null;
+    }
     hijack();
-    const stream = new QueueStream(randomUUID(), lectureId, studentId, new SseStream(raw));
+    const sse = new SseStream(raw);
+    const stream = new QueueStream(randomUUID(), openedAt, lectureId, studentId, sse, slot);
     this.add(stream);
-    stream.sse.onClose(() => this.remove(stream));
+    sse.onClose(() => this.remove(stream));
     this.show(stream, first.status, first.seq);
-    await this.channel.streamOpened(lectureId, studentId, stream.id);
+    await this.channel.streamOpened(lectureId, studentId, stream.id, openedAt);
     return stream;
   }
 
@@ -109,8 +123,10 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
         if (s) void this.admitted(s, e.expiresAt, e.waiting);
       }
     } else if (e.kind === 'stream') {
+      // The newest stream wins: only an older one ends. Two opens a moment apart each hear
+      // the other's news; without the comparison each ended the other and the student had none.
       const s = streams.get(e.student);
-      if (s && s.id !== e.streamId) this.remove(s); // the newest stream wins
+      if (s && s.id !== e.streamId && s.isOlderThan(e.openedAt, e.streamId)) this.remove(s);
     } else if (e.kind === 'drawn') {
       this.refreshPreQueued(streams.values());
     }
@@ -126,7 +142,9 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
     try {
       do {
         s.refreshing = 'running';
+        const readAt = Date.now();
         const { status, seq } = await this.queue.statusAndSeq(s.lectureId, s.studentId);
+        s.readAt = readAt;
         this.show(s, status, seq);
       } while ((s.refreshing as QueueStream['refreshing']) === 'again' && s.sse.open);
     } catch (err) {
@@ -171,9 +189,22 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
     this.logger.warn(`live stream of lecture ${s.lectureId}: ${(err as Error).message}`);
   }
 
-  /** Once a second: positions of waiting students (one Redis call per lecture), keep-alives. */
+  /**
+   * Once a second: positions of waiting students (one Redis call per lecture), keep-alives, and
+   * a re-read of every stream not read for REREAD_MS whatever it shows (a lost message costs
+   * at most that). A slow tick (a store struggling) is not stacked on.
+   */
   private async tick(): Promise<void> {
-    const now = Date.now();
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      await this.tickOnce(Date.now());
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async tickOnce(now: number): Promise<void> {
     await Promise.all(
       [...this.lectures].map(async ([lectureId, streams]) => {
         try {
@@ -186,6 +217,7 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
           if (now >= facts.opensAt) this.refreshPreQueued(streams.values());
           const waiting = [...streams.values()].filter((s) => s.seq !== null);
           if (waiting.length > 0) await this.updatePositions(lectureId, waiting);
+          for (const s of streams.values()) if (now - s.readAt >= REREAD_MS) void this.refresh(s);
         } catch (err) {
           this.logger.warn(`live positions of lecture ${lectureId}: ${(err as Error).message}`);
         }
@@ -201,7 +233,10 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
       const position = positionIn(shape, s.seq!);
       // Not in the queue any more (admitted, left): its own status says what it is now.
       if (position === null) void this.refresh(s);
-      else this.show(s, await this.queue.waitingView(lectureId, position, shape), s.seq);
+      else {
+        s.readAt = Date.now(); // the queue's shape, just read, is this student's status
+        this.show(s, await this.queue.waitingView(lectureId, position, shape), s.seq);
+      }
     }
   }
 
@@ -211,7 +246,6 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
     const older = streams.get(s.studentId);
     if (older) this.remove(older);
     streams.set(s.studentId, s);
-    this.count += 1;
   }
 
   private remove(s: QueueStream): void {
@@ -219,7 +253,6 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
     const streams = this.lectures.get(s.lectureId);
     if (streams?.get(s.studentId) !== s) return;
     streams.delete(s.studentId);
-    this.count -= 1;
     this.channel.unpin(s.lectureId);
     if (streams.size === 0) this.lectures.delete(s.lectureId);
   }

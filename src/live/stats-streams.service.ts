@@ -1,21 +1,18 @@
 import {
   BeforeApplicationShutdown,
-  Inject,
   Injectable,
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { AppError } from '../common/error-codes';
 import { LectureStats, QueueService } from '../queue/queue.service';
 import { SseStream } from './sse-stream';
+import { StreamSlots } from './stream-slots';
 
 /** API.md: stats once a second. */
 const TICK_MS = 1000;
 /** admittedPerSecond is measured over this window. */
 const RATE_WINDOW_MS = 10_000;
-const FULL_RETRY_AFTER_S = 5;
 
 /** One `event: stats` frame: the stats of GET …/stats, plus the recent admission rate. */
 export class LiveStatsView extends LectureStats {
@@ -43,7 +40,7 @@ export class StatsStreams implements OnApplicationBootstrap, BeforeApplicationSh
 
   constructor(
     private readonly queue: QueueService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly slots: StreamSlots,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -63,25 +60,36 @@ export class StatsStreams implements OnApplicationBootstrap, BeforeApplicationSh
     this.lectures.clear();
   }
 
+  /** Stats streams open on this instance. */
   get size(): number {
     let n = 0;
     for (const w of this.lectures.values()) n += w.streams.size;
     return n;
   }
 
-  /** Opens a stream: errors are thrown before anything is written; then the stats at once. */
-  async open(lectureId: number, raw: ServerResponse, hijack: () => void): Promise<SseStream> {
-    if (this.size >= this.config.maxStreams) {
-      throw new AppError(
-        'UNAVAILABLE',
-        'this instance holds as many live streams as it may; retry',
-        {
-          'Retry-After': String(FULL_RETRY_AFTER_S),
-        },
-      );
+  /**
+   * Opens a stream: errors are thrown before anything is written; then the stats at once. The
+   * place under MAX_STREAMS is taken before the first await and given back however the opening
+   * ends: a client gone meanwhile must not leave a read per second running for nobody.
+   */
+  async open(
+    lectureId: number,
+    raw: ServerResponse,
+    hijack: () => void,
+  ): Promise<SseStream | null> {
+    const slot = this.slots.take(raw);
+    let first: LectureStats;
+    try {
+      first = await this.queue.stats(lectureId); // LECTURE_NOT_FOUND before the stream starts
+    } catch (err) {
+      slot.release();
+      throw err;
     }
-    const first = await this.queue.stats(lectureId); // LECTURE_NOT_FOUND before the stream starts
     hijack();
+    if (slot.gone) {
+      raw.destroy();
+      return null;
+    }
     const sse = new SseStream(raw);
     let watched = this.lectures.get(lectureId);
     if (!watched) {
@@ -91,6 +99,7 @@ export class StatsStreams implements OnApplicationBootstrap, BeforeApplicationSh
     watched.streams.add(sse);
     sse.send('stats', this.frame(watched, first));
     sse.onClose(() => {
+      slot.release();
       watched!.streams.delete(sse);
       if (watched!.streams.size === 0 && this.lectures.get(lectureId) === watched) {
         this.lectures.delete(lectureId);

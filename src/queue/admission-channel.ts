@@ -14,7 +14,7 @@ export type ChannelEvent =
   /** these students were granted tickets expiring at `expiresAt`, `waiting` left in the queue */
   | { kind: 'admitted'; lectureId: number; students: string[]; expiresAt: number; waiting: number }
   /** a student opened a live stream: older streams of theirs for this lecture end */
-  | { kind: 'stream'; lectureId: number; student: string; streamId: string }
+  | { kind: 'stream'; lectureId: number; student: string; streamId: string; openedAt: number }
   /** the pre-queue was drawn into the queue: pre-queued students' streams re-read */
   | { kind: 'drawn'; lectureId: number };
 
@@ -26,7 +26,7 @@ type Listener = (event: ChannelEvent) => void;
  * "a slot may have freed in lecture N", and in keyspace mode Redis's own ticket-expiry events),
  * and the news live streams need from whichever instance caused it. Messages are
  * `<lecture>` (a slot), `<lecture> s <student>...`, `<lecture> a <expiresAt> <waiting> <student>...`
- * or `<lecture> o <student> <streamId>` or `<lecture> d` (drawn).
+ * or `<lecture> o <student> <streamId> <openedAt>` or `<lecture> d` (drawn).
  * Events can be lost (Pub/Sub only reaches connected subscribers) or repeated; the admission
  * script recomputes everything, streams re-read what they show, and the cron is the safety net.
  *
@@ -101,8 +101,13 @@ export class AdmissionChannel implements OnApplicationShutdown {
   }
 
   /** Tells every instance this student opened a live stream. Never throws. */
-  async streamOpened(lectureId: number, student: string, streamId: string): Promise<void> {
-    await this.publish(lectureId, `${lectureId} o ${student} ${streamId}`);
+  async streamOpened(
+    lectureId: number,
+    student: string,
+    streamId: string,
+    openedAt: number,
+  ): Promise<void> {
+    await this.publish(lectureId, `${lectureId} o ${student} ${streamId} ${openedAt}`);
   }
 
   onEvent(listener: Listener): void {
@@ -153,7 +158,11 @@ export class AdmissionChannel implements OnApplicationShutdown {
     if (kind === undefined) return { kind: 'slot', lectureId };
     if (kind === 's') return { kind: 'students', lectureId, students: rest };
     if (kind === 'd') return { kind: 'drawn', lectureId };
-    if (kind === 'o') return { kind: 'stream', lectureId, student: rest[0], streamId: rest[1] };
+    if (kind === 'o') {
+      // A message without the time (an older instance during a rolling start) counts as newest.
+      const openedAt = rest[2] === undefined ? Infinity : Number(rest[2]);
+      return { kind: 'stream', lectureId, student: rest[0], streamId: rest[1], openedAt };
+    }
     if (kind === 'a') {
       const [expiresAt, waiting, ...students] = rest;
       return {
