@@ -200,8 +200,11 @@ export class AdmissionChannel implements OnApplicationShutdown {
    * Receive this lecture's news on this instance (on a cluster, a sharded subscription to the
    * lecture's channel; standalone, everything arrives anyway). Idempotent and cheap to repeat.
    */
-  follow(lectureId: number): Promise<void> {
-    return this.transport.follow(lectureId);
+  async follow(lectureId: number): Promise<void> {
+    // Recorded, so that the next followOnly unfollows it once the lecture is out of play (an
+    // unrecorded follow stayed subscribed for the instance's life).
+    this.following.add(lectureId);
+    await this.transport.follow(lectureId);
   }
 
   /**

@@ -138,17 +138,19 @@ export class QueueStore {
   /**
    * Takes an idle lecture off the cron's list. Removing first and checking after means a join
    * racing with this is never lost: either its own watch() comes after the removal, or its
-   * student is already in the queue when we look.
+   * student is already in the queue (or the pre-queue) when we look.
    */
   async unwatchIfIdle(lectureId: number): Promise<void> {
     const k = lectureKeys(lectureId);
     await this.redis.srem(WAITING_LECTURES_KEY, lectureId);
-    const [q, t, h] = await Promise.all([
+    // The pre-queue too: its lecture must stay listed to be drawn at opensAt.
+    const [q, t, h, p] = await Promise.all([
       this.redis.zcard(k.queue),
       this.redis.zcard(k.tickets),
       this.redis.zcard(k.inflight),
+      this.redis.zcard(k.prequeue),
     ]);
-    if (q + t + h > 0) await this.watch(lectureId);
+    if (q + t + h + p > 0) await this.watch(lectureId);
   }
 
   /** Figures for the admin's stats route. */
