@@ -57,31 +57,42 @@ export class QueueService {
     let place = await this.placeOf(facts, studentId, true);
     if (place.state === 'FULL') throw new AppError('FULL', 'no seat is left');
     if (place.state === 'NOT_OPEN') throw notOpen();
-    if (place.created && place.state === 'PRE_QUEUED')
-      this.admission.drawAt(lectureId, facts.opensAt);
-    if (place.created) {
-      await this.channel.follow(lectureId); // a cluster's sharded channel: events admit here too
-      await this.channel.studentsChanged(lectureId, [studentId]);
-    }
+    if (place.created) place = await this.afterJoin(facts, studentId, place);
+    return { created: place.created, status: this.view(lectureId, place, facts) };
+  }
+
+  /**
+   * What follows a first join: the news, the cron's listing, an admission when there is room.
+   * The student is queued by now, so nothing here may turn the answer into a 503 (API.md v3: a
+   * join answered UNAVAILABLE changed nothing): a store failing here is logged, the cron and
+   * its sweep make up for it, and the answer is the place as last read.
+   */
+  private async afterJoin(facts: LectureFacts, studentId: string, joined: Place): Promise<Place> {
+    const lectureId = facts.id;
+    const warn = (what: string) => (err: Error) =>
+      this.logger.warn(`lecture ${lectureId}: ${what} after a join failed (${err.message})`);
+    if (joined.state === 'PRE_QUEUED') this.admission.drawAt(lectureId, facts.opensAt);
+    // A cluster's sharded channel: events admit here too.
+    await this.channel.follow(lectureId).catch(warn('following the news'));
+    await this.channel.studentsChanged(lectureId, [studentId]);
     // The join that made the queue non-empty lists the lecture for the cron: a lecture is only
     // unlisted once idle (unwatchIfIdle re-checks), so while anyone waits it stays listed, and
     // the other joins need not touch the one key every lecture shares (on a cluster, one
-    // shard's). If this fails, the student is queued all the same and the cron's sweep lists
-    // the lecture again.
-    if (place.created && (place.waiting <= 1 || place.state === 'PRE_QUEUED')) {
-      await this.store.watch(lectureId).catch((err: Error) => {
-        this.logger.warn(`lecture ${lectureId}: not listed for the cron (${err.message})`);
-      });
+    // shard's). If this fails the cron's sweep lists the lecture again.
+    if (joined.waiting <= 1 || joined.state === 'PRE_QUEUED') {
+      await this.store.watch(lectureId).catch(warn('listing for the cron'));
     }
+    if (!joined.roomToAdmit || !this.channel.enabled) return joined;
     // Free room: admit now instead of at the next tick. Pop-and-grant takes the head of the
-    // queue, so whoever is ahead of this student is admitted first and order holds.
-    // Read the place again even when this admission admitted nobody: a concurrent join's
-    // admission may have admitted this student, who must not be told WAITING.
-    if (place.created && place.roomToAdmit && this.channel.enabled) {
-      await this.admission.admit(lectureId, 'event');
-      place = { ...(await this.placeOf(facts, studentId, false)), created: true };
-    }
-    return { created: place.created, status: this.view(lectureId, place, facts) };
+    // queue, so whoever is ahead of this student is admitted first and order holds. Its hold
+    // recovery needs PostgreSQL, which may be down while Redis answers.
+    await this.admission.admit(lectureId, 'event').catch(warn('the admission'));
+    // Read the place again even when this admission admitted nobody (or failed): a concurrent
+    // join's admission may have admitted this student, who must not be told WAITING.
+    return this.placeOf(facts, studentId, false).then(
+      (now) => ({ ...now, created: true }),
+      () => joined,
+    );
   }
 
   /** The student's status; once the window has closed, CLOSED for anyone without a seat. */

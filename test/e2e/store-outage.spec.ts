@@ -4,6 +4,7 @@ import { PG_SERVER_URL } from '../helpers/pg';
 import { TcpProxy } from '../helpers/tcp-proxy';
 import { TestContext } from '../helpers/test-context';
 import { adminHeaders } from '../helpers/tokens';
+import { lectureKeys } from '../../src/redis/keys';
 
 describe('PostgreSQL going away and coming back', () => {
   let ctx: TestContext;
@@ -56,5 +57,30 @@ describe('PostgreSQL going away and coming back', () => {
     );
     expect(row).toEqual({ capacity: 3, seats_left: 2, n: 1 });
     expect((await request(url).get('/health')).status).toBe(200);
+  });
+
+  it('a join that queued the student answers 201, not 503, when the admission after it needs PostgreSQL and it is down', async () => {
+    await proxy.down(); // whatever the test before left it as
+    await proxy.up();
+    const dbUrl = new URL(ctx.config().databaseUrl);
+    dbUrl.port = String(proxy.port);
+    const { url } = await ctx.startApp({
+      databaseUrl: dbUrl.toString(),
+      admission: { mode: 'pubsub', intervalMs: 60_000 },
+    });
+    // Open for a while: no pre-queue member (whose seed is read from PostgreSQL) is needed.
+    const opensAt = new Date(Date.now() - 5 * 60_000).toISOString();
+    const { id } = await createLecture(url, { capacity: 3, opensAt });
+    // An enroll whose instance died: its hold is past its deadline, so the admission that
+    // follows the next join recovers it first, which asks PostgreSQL.
+    await ctx.redis.zadd(lectureKeys(id).inflight, Date.now() - 1000, 'ghost');
+    expect((await queueStatus(url, id, 'newcomer')).body.status).toBe('NOT_QUEUED'); // facts in Redis
+    await proxy.down();
+    const res = await join(url, id, 'newcomer');
+    expect(res.status).toBe(201);
+    // The admission granted the ticket before its recovery failed: the answer says so.
+    expect(res.body.status).toBe('ADMITTED');
+    expect((await queueStatus(url, id, 'newcomer')).body.status).toBe('ADMITTED');
+    await proxy.up();
   });
 });
