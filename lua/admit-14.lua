@@ -70,7 +70,10 @@ end
 local closesAt = tonumber(f[6])
 if closesAt and now >= closesAt then
   -- Closed: nobody will be admitted; the queue and unused tickets go now (not the holds,
-  -- whose enrolls are still being answered).
+  -- whose enrolls are still being answered). A window that closed before its draw ran is
+  -- drawn first all the same (API.md v3: every lecture is drawn, its seed published), so
+  -- its pre-queued students are recorded as drawn rather than dropped unseen.
+  drew = drawIfDue(now, tonumber(f[5]), 9, 10, 11, 1, 12)
   for _, student in ipairs(rcall('ZRANGE', KEYS[2], 0, -1)) do rcall('DEL', KEYS[6] .. student) end
   rcall('DEL', KEYS[1], KEYS[2], KEYS[8], KEYS[9])
   return answer()

@@ -1,10 +1,12 @@
 import { Init1764460800000 } from './1764460800000-Init';
 import { LectureVersion1764547200000 } from './1764547200000-LectureVersion';
 import { FairOpening1764633600000 } from './1764633600000-FairOpening';
+import { UndrawnIndex1764720000000 } from './1764720000000-UndrawnIndex';
 
 /** Every migration, in order. Listed explicitly so the app, the CLI and jest load the same set. */
 export const MIGRATIONS = [
   Init1764460800000,
   LectureVersion1764547200000,
   FairOpening1764633600000,
+  UndrawnIndex1764720000000,
 ];

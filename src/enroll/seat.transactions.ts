@@ -38,7 +38,10 @@ const LECTURE_COLUMNS = `id, version, capacity, seats_left AS "seatsLeft", opens
  * The seat transactions, each sent as ONE round trip (a multi-statement simple query), so the
  * lecture's row lock is held only while PostgreSQL itself works, never across the network, and
  * everything the answer needs comes back from the transaction itself: after COMMIT nothing
- * else is asked, so a committed seat is never answered with an error.
+ * else is asked, so a committed seat is never answered with an error. The row lock is FOR NO
+ * KEY UPDATE: it excludes every other writer of the lecture row, but not the key-share locks
+ * of inserts that reference the lecture (the admission log's copy, a draw's record), which
+ * FOR UPDATE made wait behind every enroll batch at the busiest moment.
  * Simple queries take no parameters: the lecture id is an integer and the student id matches
  * `[A-Za-z0-9_.:@-]{1,64}` (checked by the JWT guard); both are still escaped as literals.
  */
@@ -70,7 +73,7 @@ export class SeatTransactions {
         .join(', ');
       const results = await this.transaction(
         client,
-        `SELECT 1 FROM lecture WHERE id = ${id} FOR UPDATE`,
+        `SELECT 1 FROM lecture WHERE id = ${id} FOR NO KEY UPDATE`,
         // One statement, after the lock: its snapshot sees every seat and row committed before.
         `WITH req (student_id, ord, queue_seq) AS (VALUES ${values}),
          lec AS (SELECT *, opens_at <= now() AS opened,
@@ -118,7 +121,7 @@ export class SeatTransactions {
     const sid = escapeLiteral(studentId);
     const results = await this.transaction(
       await this.pool.connect(),
-      `SELECT 1 FROM lecture WHERE id = ${id} FOR UPDATE`,
+      `SELECT 1 FROM lecture WHERE id = ${id} FOR NO KEY UPDATE`,
       `WITH gone AS (DELETE FROM enrollment WHERE lecture_id = ${id} AND student_id = ${sid} RETURNING 1)
        UPDATE lecture SET seats_left = seats_left + 1, version = version + 1
         WHERE id = ${id} AND EXISTS (SELECT 1 FROM gone)

@@ -30,18 +30,15 @@ export class DrawSeeds {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * The student's pre-queue member; '' outside the window where one can matter: before the
-   * pre-queue opens, and once the lecture has been open a while (the draw has run: the cron
-   * runs it within a second, the sweep within seconds; a join after opening draws first).
+   * The student's pre-queue member; '' once the lecture has been open a while (the draw has
+   * run: the cron runs it within a second; a join after opening draws first). Before that it
+   * is made whatever the pre-queue's window says now: an admin may have shortened the window
+   * (or turned it off, or moved opensAt later) after students joined it, and they stay
+   * pre-queued, see themselves so and may leave (API.md v3). The join script decides whether
+   * a new pre-queue join is in the window.
    */
   async memberFor(facts: LectureFacts, studentId: string, now = Date.now()): Promise<string> {
-    if (
-      facts.preQueueMinutes === 0 ||
-      now < facts.opensAt - facts.preQueueMinutes * 60_000 ||
-      now >= facts.opensAt + MEMBER_AFTER_OPENING_MS
-    ) {
-      return '';
-    }
+    if (now >= facts.opensAt + MEMBER_AFTER_OPENING_MS) return '';
     const key = `${facts.id}:${studentId}`;
     const known = this.members.get(key);
     if (known) return known;

@@ -5,11 +5,17 @@ import { DataSource } from 'typeorm';
 import { lectureKeys } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
 
+/** Advisory lock namespace of draw recorders ('draw'); the lecture id is the other half. */
+const RECORDER_LOCK = 0x64726177;
+
 /**
  * Copies a draw that ran in Redis (includes/draw.lua) into PostgreSQL: the drawn order, then
  * the lecture's drawnAt, count and first queue number, which publish the seed. Idempotent and
- * safe to race: under the lecture's row lock, only the first recorder writes; whoever records
- * it first drops Redis's copy of the drawn list.
+ * safe to race: recorders of one lecture take turns on an advisory lock, and only the first
+ * writes; whoever records it first drops Redis's copy of the drawn list. The lecture row itself
+ * is locked only by the closing UPDATE, a moment before the commit: a large draw at opensAt
+ * must not hold up the enrolls that lock the same row (and the drawn rows' foreign keys take a
+ * key-share lock, which the enrolls' FOR NO KEY UPDATE does not wait for).
  */
 @Injectable()
 export class DrawRecorder {
@@ -28,8 +34,9 @@ export class DrawRecorder {
     const count = Number(marker.count);
     const members = count > 0 ? await this.redis.zrange(k.drawn, 0, -1) : [];
     const recorded = await this.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1, $2)', [RECORDER_LOCK, lectureId]);
       const [row] = await tx.query(
-        'SELECT drawn_at IS NOT NULL AS drawn FROM lecture WHERE id = $1 FOR UPDATE',
+        'SELECT drawn_at IS NOT NULL AS drawn FROM lecture WHERE id = $1',
         [lectureId],
       );
       if (!row) return false;
@@ -55,5 +62,25 @@ export class DrawRecorder {
     });
     if (recorded) await this.redis.del(k.drawn);
     return recorded;
+  }
+
+  /**
+   * A lecture whose window closed with nothing of it in Redis — no pre-queue, no draw (closed
+   * before anyone joined, or before this version existed) — is drawn empty straight in
+   * PostgreSQL: nobody can join it any more, so there is nothing to draw, and nothing of it
+   * needs loading into Redis. false: Redis holds something of it, draw it there.
+   */
+  async recordEmptyIfClosed(lectureId: number): Promise<boolean> {
+    const k = lectureKeys(lectureId);
+    if ((await this.redis.exists(k.prequeue, k.draw)) > 0) return false;
+    await this.db.query(
+      `UPDATE lecture l SET drawn_at = now(), pre_queued_count = 0,
+              draw_first_seq = 1 + greatest(
+                coalesce((SELECT max(a.queue_seq) FROM admission a WHERE a.lecture_id = l.id), 0),
+                coalesce((SELECT max(e.queue_seq) FROM enrollment e WHERE e.lecture_id = l.id), 0))
+        WHERE l.id = $1 AND l.drawn_at IS NULL AND l.closes_at <= now()`,
+      [lectureId],
+    );
+    return true;
   }
 }

@@ -81,12 +81,12 @@ export class LectureSnapshots {
     return Number(row.max);
   }
 
-  /** Opened lectures whose draw PostgreSQL has not recorded yet. */
-  async undrawnIds(): Promise<number[]> {
-    const rows: { id: number }[] = await this.db.query(
-      'SELECT id FROM lecture WHERE opens_at <= now() AND drawn_at IS NULL',
+  /** Opened lectures whose draw PostgreSQL has not recorded yet, and whether each has closed. */
+  async undrawn(): Promise<{ id: number; closed: boolean }[]> {
+    return this.db.query(
+      `SELECT id, (closes_at IS NOT NULL AND closes_at <= now()) AS closed
+         FROM lecture WHERE opens_at <= now() AND drawn_at IS NULL`,
     );
-    return rows.map((r) => r.id);
   }
 
   /**

@@ -51,6 +51,7 @@ export class LecturesService {
     assertWindow(lecture);
     const saved = await this.db.getRepository(Lecture).save(lecture);
     await this.facts.publish(factsOf(saved)); // never throws: the lecture exists from here on
+    this.events.changed(saved.id); // one created with opensAt in the past is drawn at once
     return toLectureView(saved);
   }
 
@@ -116,11 +117,15 @@ export class LecturesService {
   }
 }
 
-/** SELECT … FOR UPDATE on the lecture row, or LECTURE_NOT_FOUND. */
+/**
+ * SELECT … FOR NO KEY UPDATE on the lecture row, or LECTURE_NOT_FOUND: it excludes every other
+ * writer of the row (enrolls, cancels, edits), but not the key-share locks that inserting rows
+ * which reference the lecture takes (the admission log's copy, a draw's record).
+ */
 export async function lockLecture(tx: EntityManager, id: number): Promise<Lecture> {
   const lecture =
     id <= MAX_ID
-      ? await tx.findOne(Lecture, { where: { id }, lock: { mode: 'pessimistic_write' } })
+      ? await tx.findOne(Lecture, { where: { id }, lock: { mode: 'for_no_key_update' } })
       : null;
   if (!lecture) throw lectureNotFound(id);
   return lecture;

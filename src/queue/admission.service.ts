@@ -58,6 +58,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     lectureEvents.onChanged((id) => {
       void this.channel.slotFreed(id);
       this.rearmDraw(id);
+      void this.drawIfOpened(id); // created (or moved) with opensAt in the past: drawn at once
     });
   }
 
@@ -94,6 +95,18 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     this.drawTimers.set(lectureId, timer);
   }
 
+  /** A lecture whose opensAt has passed is drawn now, if it was not. Never throws. */
+  private async drawIfOpened(lectureId: number): Promise<void> {
+    try {
+      const facts = await this.facts.get(lectureId);
+      if (Date.now() >= facts.opensAt && !(await this.draws.record(lectureId))) {
+        await this.admit(lectureId, 'event'); // the admission draws first (and records it)
+      }
+    } catch (err) {
+      this.logger.warn(`lecture ${lectureId}: not drawn yet (${(err as Error).message})`);
+    }
+  }
+
   /** An edit may have moved opensAt: a pending draw timer follows it. */
   private rearmDraw(lectureId: number): void {
     const timer = this.drawTimers.get(lectureId);
@@ -119,6 +132,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       await this.channel.followOnly(lectures);
       await Promise.all(lectures.map((id) => this.admit(id, 'tick')));
       this.metrics.tick((performance.now() - started) / 1000);
+      await this.drawDue();
     } catch (err) {
       this.logger.warn(`admission tick failed: ${err instanceof Error ? err.message : err}`);
     } finally {
@@ -127,18 +141,31 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   }
 
   /**
-   * Watches every lecture that is open or closed lately (the next admit unwatches idle ones),
-   * lists them for the admission log's copier, and draws and records every opened lecture
-   * whose draw PostgreSQL does not hold yet (nobody pre-queued, or the recording failed).
+   * Watches every lecture that is open or closed lately (the next admit unwatches idle ones)
+   * and lists them for the admission log's copier.
    */
   private async sweep(): Promise<void> {
     const recentMs = SWEEP_EVERY_TICKS * this.config.admission.intervalMs * 2;
     const open = await this.snapshots.openIds(recentMs);
     await this.queue.watch(...open);
     await this.log.watch(...open);
-    for (const id of await this.snapshots.undrawnIds()) {
-      // Drawn in Redis already: record it; not drawn yet: the admission draws (and records).
-      if (!(await this.draws.record(id))) await this.admit(id, 'event');
+  }
+
+  /**
+   * Every tick: draws and records each opened lecture whose draw PostgreSQL does not hold yet
+   * (API.md v3: within a second of opensAt, also with nobody pre-queued, also when the window
+   * has closed). Once recorded a lecture is never asked about again, so this costs one indexed
+   * query per tick and a few round trips per lecture, once. One failing lecture stops no other.
+   */
+  private async drawDue(): Promise<void> {
+    for (const { id, closed } of await this.snapshots.undrawn()) {
+      try {
+        if (closed && (await this.draws.recordEmptyIfClosed(id))) continue;
+        // Drawn in Redis already: record it; not drawn yet: the admission draws (and records).
+        if (!(await this.draws.record(id))) await this.admit(id, 'event');
+      } catch (err) {
+        this.logger.warn(`lecture ${id}: not drawn yet (${(err as Error).message})`);
+      }
     }
   }
 

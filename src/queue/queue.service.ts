@@ -52,7 +52,8 @@ export class QueueService {
     studentId: string,
   ): Promise<{ created: boolean; status: QueueStatusView }> {
     const facts = await this.facts.get(lectureId);
-    if (Date.now() < facts.opensAt - facts.preQueueMinutes * 60_000) throw notOpen();
+    // Before the pre-queue's window the join script answers NOT_OPEN, unless the student is
+    // pre-queued already (the window shortened since): that join answers their place.
     if (isClosed(facts)) throw closed();
     let place = await this.placeOf(facts, studentId, true);
     if (place.state === 'FULL') throw new AppError('FULL', 'no seat is left');

@@ -55,6 +55,24 @@ describe('the pre-queue and the draw (join-11, admit-14, includes/draw.lua)', ()
     expect((await place('d', true, member('d', 'd')))[0]).toBe('NOT_OPEN');
   });
 
+  it('a window that closed before its draw ran is drawn all the same, and then cleared', async () => {
+    await opensIn(60_000);
+    expect((await place('b', true, member('b', 'b')))[0]).toBe('PRE_QUEUED');
+    expect((await place('a', true, member('a', 'a')))[0]).toBe('PRE_QUEUED');
+    await h.setFacts(id, { opensAt: Date.now() - 2000, closesAt: Date.now() - 1000 }, 2);
+    const [admitted, waiting, , , idle, , , drew] = await h.admit(id);
+    expect({ admitted, waiting, idle, drew }).toEqual({
+      admitted: 0,
+      waiting: 0,
+      idle: 1,
+      drew: 1,
+    });
+    expect(await h.redis.hget(k.draw, 'count')).toBe('2');
+    expect(await h.redis.zrange(k.drawn, 0, -1)).toEqual([member('a', 'a'), member('b', 'b')]);
+    expect(await h.redis.exists(k.queue, k.prequeue)).toBe(0);
+    expect((await h.admit(id))[7]).toBe(0); // once
+  });
+
   it('the first call after opening draws the pre-queue in HMAC order, ahead of that very join, once', async () => {
     await opensIn(300);
     // Joined in the order c, a, b; their HMACs order them a, b, c.
