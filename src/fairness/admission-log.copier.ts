@@ -49,12 +49,16 @@ export class AdmissionLogCopier implements OnApplicationBootstrap, OnApplication
     }
   }
 
-  /** One round over every listed lecture. Never throws. */
+  /** One round over every listed lecture; one that fails stops no other. Never throws. */
   async copyAll(): Promise<void> {
     if (this.running) return;
     this.running = true;
     try {
-      for (const id of await this.log.watched()) await this.copy(id);
+      for (const id of await this.log.watched()) {
+        await this.copy(id).catch((err: Error) => {
+          this.logger.warn(`admission log of lecture ${id} not copied this round: ${err.message}`);
+        });
+      }
     } catch (err) {
       this.logger.warn(`admission log not copied this round: ${(err as Error).message}`);
     } finally {
