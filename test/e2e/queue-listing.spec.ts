@@ -18,6 +18,8 @@ describe('Lectures in play: listed for the cron, followed for news', () => {
   afterAll(() => ctx.close());
 
   it('a pre-queue join racing an idle admission keeps the lecture listed for the cron (and its draw)', async () => {
+    // The cron alone: no event admission of this instance's own runs beside the one below.
+    const app = await ctx.startApp({ admission: { mode: 'cron', intervalMs: 60_000 } });
     const { id } = await createLecture(app.url, {
       opensAt: new Date(Date.now() + 60_000).toISOString(),
       admission: { preQueueMinutes: 5 },
