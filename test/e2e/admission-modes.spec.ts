@@ -185,6 +185,14 @@ describe('Event-driven admission', () => {
 
     it('what an instance says in one turn goes out as one message, heard once by every instance', async () => {
       const { id } = await createLecture(a.url);
+      // Opened at once, so drawn at once: its news ("drawn") is out before the wire listens.
+      await eventually(
+        async () =>
+          (await ctx.sql('SELECT 1 FROM lecture WHERE id = $1 AND drawn_at IS NOT NULL', [id]))
+            .length === 1,
+        3000,
+        20,
+      );
       const heard = new Map([a, b].map((x) => [x, [] as string[]]));
       for (const [app, students] of heard) {
         const channel = app.app.get(AdmissionChannel);

@@ -36,6 +36,37 @@ describe('Redis Cluster faults (a cluster of this test’s own)', () => {
     cluster.stop();
   });
 
+  it("the lecture's slot moves to another master (resharding) while students join and poll: every request answered, none 503", async () => {
+    const { id } = await createLecture(app.url, { capacity: 1000 });
+    const key = `{lecture:${id}}`;
+    const from = await cluster.masterOf(key);
+    const to = (await cluster.masters()).find((p) => p !== from)!;
+    const replies: Reply[] = [];
+    let moving = true;
+    const student = async (s: string) => {
+      replies.push(await call(app.url, 'POST', `/lectures/${id}/queue`, s));
+      while (moving) {
+        replies.push(await call(app.url, 'GET', `/lectures/${id}/queue`, s));
+        // A made-up lecture too: its keys hash to slots all over the cluster.
+        replies.push(await call(app.url, 'GET', `/lectures/${id + 1 + replies.length}/queue`, s));
+      }
+    };
+    const traffic = inParallel(
+      Array.from({ length: 40 }, (_, i) => `m${i}`),
+      40,
+      student,
+    );
+    await eventually(async () => replies.length > 200, 10_000, 10);
+    await cluster.migrateSlot(key, from, to);
+    expect(await cluster.masterOf(key)).toBe(to);
+    const settle = replies.length;
+    await eventually(async () => replies.length > settle + 400, 10_000, 10);
+    moving = false;
+    await traffic;
+    const failed = replies.filter((r) => r.status >= 500);
+    expect(failed.map((r) => [r.status, r.body.code])).toEqual([]);
+  }, 60_000);
+
   it('the master owning the lecture is SIGKILLed mid-stampede: 503 meanwhile (never 500), served again soon after its replica is promoted, nothing oversold or doubled', async () => {
     const { id } = await createLecture(app.url, {
       capacity: 40,

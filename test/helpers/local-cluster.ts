@@ -39,6 +39,47 @@ export class LocalCluster {
     }
   }
 
+  /** The ports of the masters serving slots now. */
+  async masters(): Promise<number[]> {
+    const any = new Redis(this.nodes[0].port, '127.0.0.1');
+    try {
+      const shards = await any.cluster('SLOTS');
+      return [...new Set(shards.map((shard) => shard[2][1] as number))];
+    } finally {
+      any.disconnect();
+    }
+  }
+
+  /**
+   * Moves the slot of `key` from one master to another the way resharding does: IMPORTING and
+   * MIGRATING, its keys MIGRATEd a few at a time (clients meanwhile get ASK, then MOVED), then
+   * the new owner told to every master.
+   */
+  async migrateSlot(key: string, fromPort: number, toPort: number): Promise<void> {
+    const [from, to] = [new Redis(fromPort, '127.0.0.1'), new Redis(toPort, '127.0.0.1')];
+    try {
+      const slot = (await from.cluster('KEYSLOT', key)) as number;
+      const [fromId, toId] = [
+        (await from.cluster('MYID')) as string,
+        (await to.cluster('MYID')) as string,
+      ];
+      await to.cluster('SETSLOT', slot, 'IMPORTING', fromId);
+      await from.cluster('SETSLOT', slot, 'MIGRATING', toId);
+      for (;;) {
+        const keys = (await from.cluster('GETKEYSINSLOT', slot, 5)) as string[];
+        if (keys.length === 0) break;
+        await from.migrate('127.0.0.1', toPort, '', 0, 5000, 'KEYS', ...keys);
+      }
+      for (const port of await this.masters()) {
+        const node = new Redis(port, '127.0.0.1');
+        await node.cluster('SETSLOT', slot, 'NODE', toId).finally(() => node.disconnect());
+      }
+    } finally {
+      from.disconnect();
+      to.disconnect();
+    }
+  }
+
   /** SIGKILLs one node: no goodbye to its replica or its clients. */
   kill(port: number): void {
     process.kill(
