@@ -21,8 +21,9 @@
   KEYS[13] grants       hash: student -> queue sequence number of their ticket
   KEYS[14] admissions   stream: the admission log (student, queue sequence number, time, via)
 
-  ARGV[1] 'tick' (the cron: at most once per interval slot, whichever instance comes first)
-          or 'event' (a slot may have freed: fill spare room now)
+  ARGV[1] 'tick' (the cron: at most once per interval slot, whichever instance comes first),
+          'event' (a slot may have freed: fill spare room now) or 'draw' (run the draw if it
+          is due, and the closed window's clean-up, but admit nobody)
   ARGV[2] the cron interval in ms
 
   Once opensAt has come, the pre-queue is drawn first (once). Every grant is appended to the
@@ -86,6 +87,7 @@ if ARGV[1] == 'tick' then
 end
 if now < tonumber(f[5]) then return answer() end
 drew = drawIfDue(now, tonumber(f[5]), 9, 10, 11, 1, 12)
+if ARGV[1] == 'draw' then return answer() end
 -- Queue sequence numbers up to the draw's last came from the draw.
 local d = rcall('HMGET', KEYS[11], 'first', 'count')
 local lastDrawn = tonumber(d[1] or '1') + tonumber(d[2] or '0') - 1

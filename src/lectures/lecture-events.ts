@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 
-type Listener = (lectureId: number) => void;
+type Listener = (lectureId: number) => void | Promise<void>;
 
 /**
  * In-process news of committed lecture edits, so modules built on lectures (the queue) can
@@ -14,7 +14,8 @@ export class LectureEvents {
     this.listeners.push(listener);
   }
 
-  changed(lectureId: number): void {
-    for (const l of this.listeners) l(lectureId);
+  /** Resolves once every listener has done what it does at once (listeners never throw). */
+  async changed(lectureId: number): Promise<void> {
+    await Promise.all(this.listeners.map((l) => l(lectureId)));
   }
 }

@@ -51,7 +51,8 @@ export class LecturesService {
     assertWindow(lecture);
     const saved = await this.db.getRepository(Lecture).save(lecture);
     await this.facts.publish(factsOf(saved)); // never throws: the lecture exists from here on
-    this.events.changed(saved.id); // one created with opensAt in the past is drawn at once
+    // One created with opensAt in the past is drawn before this answers.
+    await this.events.changed(saved.id);
     return toLectureView(saved);
   }
 
@@ -78,7 +79,7 @@ export class LecturesService {
       return tx.save(lecture);
     });
     await this.facts.publish(factsOf(saved)); // never throws: the edit is committed
-    this.events.changed(id); // a raised capacity or a moved window may admit more
+    await this.events.changed(id); // a raised capacity or a moved window may admit more
     return toLectureView(saved);
   }
 

@@ -55,10 +55,10 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     lectureEvents: LectureEvents,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    lectureEvents.onChanged((id) => {
+    lectureEvents.onChanged(async (id) => {
       void this.channel.slotFreed(id);
       this.rearmDraw(id);
-      void this.drawIfOpened(id); // created (or moved) with opensAt in the past: drawn at once
+      await this.drawIfOpened(id); // created (or moved) with opensAt in the past: drawn at once
     });
   }
 
@@ -99,12 +99,32 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   private async drawIfOpened(lectureId: number): Promise<void> {
     try {
       const facts = await this.facts.get(lectureId);
-      if (Date.now() >= facts.opensAt && !(await this.draws.record(lectureId))) {
-        await this.admit(lectureId, 'event'); // the admission draws first (and records it)
-      }
+      if (Date.now() >= facts.opensAt) await this.draw(lectureId);
     } catch (err) {
       this.logger.warn(`lecture ${lectureId}: not drawn yet (${(err as Error).message})`);
     }
+  }
+
+  /**
+   * Runs the lecture's draw if it is due and not run yet, and records it in PostgreSQL. It
+   * admits nobody itself: in event modes the admission follows at once, otherwise the next tick.
+   */
+  private async draw(lectureId: number): Promise<void> {
+    if (await this.draws.record(lectureId)) return; // drawn, and recorded, before
+    const interval = this.config.admission.intervalMs;
+    const started = performance.now();
+    let result = await this.tickets.admit(lectureId, 'draw', interval);
+    if (!result && (await this.facts.reload(lectureId))) {
+      result = await this.tickets.admit(lectureId, 'draw', interval);
+    }
+    if (!result?.drew) {
+      if (result) await this.draws.record(lectureId); // another instance drew it meanwhile
+      return;
+    }
+    this.metrics.draw(lectureId, (performance.now() - started) / 1000);
+    if (result.waiting > 0) await this.queue.watch(lectureId);
+    if (this.channel.enabled) this.admitSoon(lectureId);
+    await this.drawn(lectureId);
   }
 
   /** An edit may have moved opensAt: a pending draw timer follows it. */
@@ -161,8 +181,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     for (const { id, closed } of await this.snapshots.undrawn()) {
       try {
         if (closed && (await this.draws.recordEmptyIfClosed(id))) continue;
-        // Drawn in Redis already: record it; not drawn yet: the admission draws (and records).
-        if (!(await this.draws.record(id))) await this.admit(id, 'event');
+        await this.draw(id);
       } catch (err) {
         this.logger.warn(`lecture ${id}: not drawn yet (${(err as Error).message})`);
       }

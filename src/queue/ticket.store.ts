@@ -33,7 +33,7 @@ export class TicketStore {
   /** Pop-and-grant. null: the lecture's facts are not in Redis (rebuild them first). */
   async admit(
     lectureId: number,
-    mode: 'tick' | 'event',
+    mode: 'tick' | 'event' | 'draw',
     intervalMs: number,
   ): Promise<AdmitResult | null> {
     const k = lectureKeys(lectureId);
