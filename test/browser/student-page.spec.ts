@@ -148,6 +148,38 @@ describe('Student page (GET /)', () => {
     await expectText(late, 'error', 'full');
   });
 
+  it('an answer for the lecture the student just left never overwrites the one chosen since', async () => {
+    const left = await lecture({ title: 'Left behind', capacity: 5 });
+    const chosen = await lecture({ title: 'Chosen instead', capacity: 5 });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const context = await browser.newContext({ viewport: { width: 1000, height: 800 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    // The first lecture's status read is slow to come back ...
+    await page.route(`**/lectures/${left.id}/queue`, async (route) => {
+      if (route.request().method() === 'GET') await held;
+      await route.continue();
+    });
+    const slow = page.waitForRequest((r) => r.url().endsWith(`/lectures/${left.id}/queue`));
+    await page.goto(`${server.url}/#lecture=${left.id}&token=${tokenFor('eve')}`);
+    await slow;
+    // ... and meanwhile the student joins another lecture from the list.
+    await joinFromPage(page, chosen.id);
+    await expectText(page, 'queue-status', 'ADMITTED');
+    const answered = page.waitForResponse((r) => r.url().endsWith(`/lectures/${left.id}/queue`));
+    release();
+    await answered;
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 100))); // the page has read it
+    expect(await page.getByTestId('queue-status').textContent()).toContain('ADMITTED');
+    await page.getByTestId('enroll-button').click(); // and it enrolls in the lecture it shows
+    await page.getByTestId('enrolled-confirmation').waitFor();
+    const rows = await ctx.sql<{ lecture_id: number }>(
+      `SELECT lecture_id FROM enrollment WHERE student_id = 'eve'`,
+    );
+    expect(rows).toEqual([{ lecture_id: chosen.id }]);
+  });
+
   it('the token leaves the address bar at once, stays in the tab, and never reaches the service in a URL or its log', async () => {
     const { id } = await lecture({ title: 'Secrets', capacity: 5 });
     const token = tokenFor('careful');

@@ -23,11 +23,26 @@ export class LiveQueue {
   private abort?: AbortController;
   private backoff = 1000;
 
+  private readonly on: LiveHandlers;
+
   constructor(
     private readonly token: string,
-    private readonly lectureId: number,
-    private readonly on: LiveHandlers,
-  ) {}
+    readonly lectureId: number,
+    handlers: LiveHandlers,
+  ) {
+    // Once stopped, nothing more reaches the page: a frame already buffered, or a poll answered
+    // after the student chose another lecture, would otherwise overwrite that lecture's panel.
+    const live =
+      <A extends unknown[]>(f: (...a: A) => void) =>
+      (...a: A) => {
+        if (!this.stopped) f(...a);
+      };
+    this.on = {
+      status: live(handlers.status),
+      failed: live(handlers.failed),
+      mode: live(handlers.mode),
+    };
+  }
 
   start(): void {
     void this.run();

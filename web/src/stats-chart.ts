@@ -16,6 +16,7 @@ const KEEP = 600;
 export class StatsChart {
   private readonly data: number[][] = [[], [], [], [], []];
   private readonly plot: uPlotType;
+  private readonly resizes: ResizeObserver;
 
   constructor(host: HTMLElement) {
     const box = h('div', {
@@ -46,9 +47,10 @@ export class StatsChart {
       this.data as uPlotType.AlignedData,
       box,
     );
-    new ResizeObserver(() => {
+    this.resizes = new ResizeObserver(() => {
       this.plot.setSize({ width: Math.max(box.clientWidth, 280), height: 260 });
-    }).observe(box);
+    });
+    this.resizes.observe(box);
   }
 
   push(s: LectureStats): void {
@@ -66,7 +68,9 @@ export class StatsChart {
     this.plot.setData(this.data as uPlotType.AlignedData);
   }
 
+  /** Stops watching the box's size too: an observer left behind keeps the old chart alive. */
   destroy(): void {
+    this.resizes.disconnect();
     this.plot.destroy();
   }
 }

@@ -137,15 +137,16 @@ async function leaveQueue(): Promise<void> {
 /** Runs an action with the buttons disabled; a contract code becomes the panel's status. */
 async function act(work: () => Promise<void>): Promise<void> {
   if (!panel) return;
-  panel.busy = true;
+  const mine = panel; // the student may choose another lecture before this answers
+  mine.busy = true;
   render();
   try {
     clearError();
     await work();
   } catch (e) {
-    fail(e, () => void act(work));
+    if (panel === mine) fail(e, () => void act(work));
   } finally {
-    panel.busy = false;
+    mine.busy = false;
     render();
   }
 }
@@ -165,7 +166,8 @@ function fail(e: unknown, retry?: () => void): void {
  * of an admission the moment it is granted, not once a stream opened after the join answered.
  */
 function update(s: QueueStatus): void {
-  if (!panel) return;
+  // An answer for a lecture the student has since left (a slow join, a poll) changes nothing.
+  if (!panel || s.lectureId !== panel.lecture.id) return;
   const was = panel.status?.status;
   panel.status = s;
   panel.code = undefined;
@@ -177,6 +179,7 @@ function update(s: QueueStatus): void {
     s.status === 'ADMITTED' ||
     s.status === 'PRE_QUEUED' ||
     (s.status === 'NOT_QUEUED' && s.seatsLeft > 0);
+  if (live && live.lectureId !== s.lectureId) stopLive(); // never watch another lecture
   if (watching && !live) {
     live = new LiveQueue(token, s.lectureId, {
       status: update,
