@@ -83,7 +83,7 @@ export class TicketStore {
 
   /** Students whose hold passed its deadline without being recorded. */
   async lapsed(lectureId: number): Promise<string[]> {
-    return this.redis.zrangebyscore(lectureKeys(lectureId).inflight, '-inf', Date.now());
+    return this.redis.lapsed(lectureKeys(lectureId).inflight); // by Redis's clock, not ours
   }
 
   /** A lapsed hold becomes a ticket again (no row was committed for it). */

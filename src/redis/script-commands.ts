@@ -48,6 +48,7 @@ declare module 'ioredis' {
     ): Result<[number, number] | ScriptError.Missing, Context>;
     giveBack(...keysAndArgs: [Key, Key, Key, Key, Arg, Arg]): Result<number, Context>;
     regrant(...keysAndArgs: [Key, Key, Key, Arg, Arg]): Result<number, Context>;
+    lapsed(key: Key): Result<string[], Context>;
     recordLecture(...keysAndArgs: [Key, Key, ...Arg[]]): Result<number, Context>;
     rebuildLecture(...keysAndArgs: [Key, Key, Key, Key, ...Arg[]]): Result<number, Context>;
   }

@@ -1,7 +1,8 @@
 import { lectureKeys } from '../../src/redis/keys';
+import { TicketStore } from '../../src/queue/ticket.store';
 import { LuaHarness } from '../helpers/lua-harness';
 
-describe('leave-6, consume-5, give-back-4, regrant-3', () => {
+describe('leave-6, consume-5, give-back-4, regrant-3, lapsed-1', () => {
   let h: LuaHarness;
   let id = 200;
   let k: ReturnType<typeof lectureKeys>;
@@ -71,6 +72,22 @@ describe('leave-6, consume-5, give-back-4, regrant-3', () => {
     expect(await h.redis.zrange(k.tickets, 0, -1)).toEqual(['a']);
     expect(await h.redis.zcard(k.inflight)).toBe(0);
     expect(await giveBack('a', left)).toBe(0); // no hold any more: nothing to give back
+  });
+
+  it("lapsed: holds past their deadline by Redis's clock, whatever the instance's clock says", async () => {
+    const [seconds, micros] = await h.redis.time();
+    const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    await h.redis.zadd(k.inflight, redisNow - 1, 'lapsed', redisNow + 60_000, 'live');
+    const store = new TicketStore(h.redis as never);
+    // An instance whose clock runs an hour ahead, then an hour behind.
+    for (const skew of [3_600_000, -3_600_000]) {
+      const clock = jest.spyOn(Date, 'now').mockReturnValue(redisNow + skew);
+      try {
+        expect(await store.lapsed(id)).toEqual(['lapsed']);
+      } finally {
+        clock.mockRestore();
+      }
+    }
   });
 
   it('regrant: a lapsed hold becomes a ticket again; a live or missing hold is left alone', async () => {
