@@ -148,6 +148,28 @@ describe('Student page (GET /)', () => {
     await expectText(late, 'error', 'full');
   });
 
+  it('waiting for a full lecture (its stream ended): a seat given back later admits the student, and the page says so', async () => {
+    const { id } = await lecture({ title: 'Second chance', capacity: 1 });
+    const api = (method: string, path: string, student: string) =>
+      fetch(`${server.url}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${tokenFor(student)}` },
+      });
+    expect((await api('POST', `/lectures/${id}/queue`, 'keeper')).status).toBe(201); // the ticket
+    const streams: string[] = [];
+    const page = await studentPage('hopeful', id, 1000, (p) =>
+      p.on('request', (r) => r.url().endsWith('/queue/events') && streams.push(r.url())),
+    );
+    await joinFromPage(page, id);
+    await expectText(page, 'queue-status', 'WAITING');
+    // The last seat goes: the service ends the waiting student's stream (nothing to wait for).
+    expect((await api('POST', `/lectures/${id}/enroll`, 'keeper')).status).toBe(201);
+    await page.getByText('Every seat is taken for now').waitFor();
+    expect((await api('DELETE', `/lectures/${id}/enroll`, 'keeper')).status).toBe(204);
+    await expectText(page, 'queue-status', 'ADMITTED', 12_000);
+    expect(streams.length).toBeGreaterThanOrEqual(1);
+  });
+
   it('an answer for the lecture the student just left never overwrites the one chosen since', async () => {
     const left = await lecture({ title: 'Left behind', capacity: 5 });
     const chosen = await lecture({ title: 'Chosen instead', capacity: 5 });

@@ -10,6 +10,8 @@ export interface LiveHandlers {
 
 const MAX_BACKOFF_MS = 15_000;
 const POLL_MS = 2_000;
+/** Waiting for a full lecture (its stream ended): how often to look whether a seat came back. */
+const FULL_POLL_MS = 5_000;
 /** While polling because streams were refused, try a stream again after this long. */
 const POLL_BEFORE_RETRY_MS = 30_000;
 
@@ -57,6 +59,12 @@ export class LiveQueue {
     while (!this.stopped) {
       const outcome = await this.stream();
       if (this.stopped || outcome === 'done') return;
+      if (outcome === 'full') {
+        // The service ends the stream of a student waiting for a full lecture; a seat given
+        // back later admits them all the same, so look now and then, and watch live again then.
+        await this.pollWhileFull();
+        continue;
+      }
       if (outcome === 'refused') {
         await this.poll(POLL_BEFORE_RETRY_MS);
         continue;
@@ -67,8 +75,11 @@ export class LiveQueue {
     }
   }
 
-  /** One stream, until it ends: 'done' (nothing left to wait for), or why it stopped. */
-  private async stream(): Promise<'done' | 'refused' | 'dropped' | 'reconnect'> {
+  /**
+   * One stream, until it ends: 'done' (nothing left to wait for), 'full' (waiting, no seat
+   * left for now), or why it stopped.
+   */
+  private async stream(): Promise<'done' | 'full' | 'refused' | 'dropped' | 'reconnect'> {
     this.abort = new AbortController();
     let res: Response;
     try {
@@ -87,10 +98,11 @@ export class LiveQueue {
     this.on.mode('live');
     this.backoff = 1000;
     let last: string | undefined;
+    let status: QueueStatus | undefined;
     try {
       for await (const frame of frames(res.body)) {
         last = frame.event;
-        if (frame.event === 'status') this.on.status(frame.data as QueueStatus);
+        if (frame.event === 'status') this.on.status((status = frame.data as QueueStatus));
         if (frame.event === 'error') {
           const e = frame.data as { statusCode: number; code: string; message: string };
           this.on.failed(new ApiError(e.statusCode, e.code, e.message));
@@ -100,7 +112,26 @@ export class LiveQueue {
       return this.stopped ? 'done' : 'dropped';
     }
     if (last === 'reconnect') return 'reconnect';
+    if (last === 'status' && status?.status === 'WAITING' && status.seatsLeft === 0) return 'full';
     return last === 'status' || last === 'error' ? 'done' : 'dropped';
+  }
+
+  /** Polls every FULL_POLL_MS until the student is no longer waiting for a full lecture. */
+  private async pollWhileFull(): Promise<void> {
+    for (;;) {
+      await sleep(FULL_POLL_MS);
+      if (this.stopped) return;
+      try {
+        const s = await call<QueueStatus>(this.token, 'GET', `/lectures/${this.lectureId}/queue`);
+        this.on.status(s);
+        if (s.status !== 'WAITING' || s.seatsLeft > 0) return;
+      } catch (e) {
+        if (e instanceof ApiError && e.status < 500 && e.status !== 429) {
+          this.on.failed(e);
+          return this.stop();
+        }
+      }
+    }
   }
 
   /** Polls for `ms`, as the README says clients without streams should. */

@@ -101,6 +101,13 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
         ),
         ` · ${q.seatsLeft} seats left`,
       ),
+      q.seatsLeft === 0
+        ? h(
+            'p',
+            { class: 'meta' },
+            'Every seat is taken for now. You keep your place: if a seat is given back, this page tells you.',
+          )
+        : null,
       h('button', { type: 'button', class: 'secondary', onclick: act.leave }, 'Leave the queue'),
     );
   }
