@@ -47,10 +47,11 @@ describe('Live queue: GET /lectures/:id/queue/events (server push)', () => {
     await s.next(isStatus('WAITING'));
     expect((await enroll(a.url, id, 'x')).status).toBe(201);
     const freed = Date.now();
-    const admitted = await s.next(isStatus('ADMITTED'), 2000);
-    // The contract's figure is 100 ms (p99, measured by the bench); 1 s keeps a loaded CI
-    // machine from flaking while still proving the push (no poll, the cron a minute away).
-    expect(admitted.at - freed).toBeLessThan(1000);
+    const admitted = await s.next(isStatus('ADMITTED'), 10_000);
+    // The contract's figure is 100 ms (p99, measured by the bench). Here the bound only tells
+    // the push from the cron, a minute away (nothing polls): 10 s cannot flake on a loaded CI
+    // machine and still proves the push.
+    expect(admitted.at - freed).toBeLessThan(10_000);
     expect((admitted.data as { ticketExpiresAt: string }).ticketExpiresAt).toEqual(
       expect.any(String),
     );

@@ -44,11 +44,12 @@ describe('GET /lectures/:id/stats/events (API.md, Live queue): admins’ live st
         expect(seen.data).toMatchObject({ seatsLeft: 9, activeTickets: 2, admittedTotal: 3 });
         expect((seen.data as { admittedPerSecond: number }).admittedPerSecond).toBeGreaterThan(0);
       }
-      // About once a second: over ~3 s, 3 to 5 frames each.
+      // About once a second: over 5 s, 5 frames give or take a late tick (2 to 7 leaves a
+      // loaded machine room, and still fails a stream that stops or floods).
       const before = admins[1].events.length;
-      await new Promise((r) => setTimeout(r, 3000));
+      await new Promise((r) => setTimeout(r, 5000));
       expect(admins[1].events.length - before).toBeGreaterThanOrEqual(2);
-      expect(admins[1].events.length - before).toBeLessThanOrEqual(5);
+      expect(admins[1].events.length - before).toBeLessThanOrEqual(7);
     } finally {
       admins.forEach((a) => a.close());
     }
