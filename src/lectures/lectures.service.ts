@@ -51,9 +51,9 @@ export class LecturesService {
     assertWindow(lecture);
     const saved = await this.db.getRepository(Lecture).save(lecture);
     await this.facts.publish(factsOf(saved)); // never throws: the lecture exists from here on
-    // One created with opensAt in the past is drawn before this answers.
+    // One created with opensAt in the past is drawn before this answers, and says so.
     await this.events.changed(saved.id);
-    return toLectureView(saved);
+    return saved.opensAt.getTime() <= Date.now() ? this.get(saved.id) : toLectureView(saved);
   }
 
   /** Under the lecture's row lock, so a capacity change and an enroll never interleave. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { TestContext } from '../helpers/test-context';
 import { adminHeaders, studentHeaders } from '../helpers/tokens';
@@ -39,14 +40,19 @@ describe('Lectures (API.md)', () => {
           maxActiveTickets: 200,
           preQueueMinutes: 0,
         },
-        // The seed stays secret until the draw; its commitment is published from the start.
+        // Opening now, so drawn before the answer (nobody to draw): the seed is published, and
+        // matches the commitment (a scheduled lecture's stays secret: the next test).
         fairness: {
           seedCommitment: expect.stringMatching(/^[0-9a-f]{64}$/),
-          seed: null,
-          preQueued: null,
-          drawnAt: null,
+          seed: expect.stringMatching(/^[0-9a-f]{64}$/),
+          preQueued: 0,
+          drawnAt: expect.any(String),
         },
       });
+      const { seed, seedCommitment } = res.body.fairness;
+      expect(createHash('sha256').update(Buffer.from(seed, 'hex')).digest('hex')).toBe(
+        seedCommitment,
+      );
       expect(res.body.id).toBeGreaterThan(0);
       expect(Date.parse(res.body.opensAt)).toBeGreaterThanOrEqual(before - 1000);
       const [row] = await ctx.sql('SELECT capacity, seats_left FROM lecture WHERE id = $1', [
@@ -70,7 +76,10 @@ describe('Lectures (API.md)', () => {
         closesAt: '2030-01-02T07:00:00.000Z',
         status: 'SCHEDULED',
         admission: { batchSize: 5, ticketTtlSeconds: 60, maxActiveTickets: 7, preQueueMinutes: 45 },
+        // The seed stays secret until the draw; its commitment is published from the start.
+        fairness: { seed: null, preQueued: null, drawnAt: null },
       });
+      expect(res.body.fairness.seedCommitment).toMatch(/^[0-9a-f]{64}$/);
     });
 
     it('counts title length in code points', async () => {
