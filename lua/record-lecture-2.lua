@@ -5,7 +5,7 @@
 
   While the facts are incomplete (Redis lost its data, or they were dropped), the seat set
   may be missing students: then nothing is written but the version, as a tombstone that makes
-  any rebuild read from an older snapshot refuse (rebuild-lecture-4), so it re-reads.
+  any rebuild read from an older snapshot refuse (rebuild-lecture-2), so it re-reads.
 
   KEYS[1] facts     hash: v (row version), seatsLeft, capacity, batchSize, ttl, maxActive,
                     opensAt, closesAt (ms; '' for never)

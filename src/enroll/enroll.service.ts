@@ -7,7 +7,7 @@ import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { SeatChange } from '../lectures/lecture-facts.store';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../queue/admission-channel';
-import { TicketStore } from '../queue/ticket.store';
+import { LineStore } from '../line/line.store';
 import { EnrollBatcher } from './enroll-batcher';
 import { SeatRecorder } from './seat-recorder';
 import { MAX_TRANSACTION_MS, SeatTransactions } from './seat.transactions';
@@ -43,7 +43,7 @@ export class EnrollService {
   );
 
   constructor(
-    private readonly tickets: TicketStore,
+    private readonly line: LineStore,
     private readonly seats: SeatTransactions,
     private readonly facts: LectureFactsService,
     private readonly channel: AdmissionChannel,
@@ -73,7 +73,7 @@ export class EnrollService {
   private async consumeAndEnroll(lectureId: number, studentId: string): Promise<Answer> {
     const holdMs = this.config.enrollHoldMs;
     const consumedAt = Date.now();
-    const ticket = await this.tickets.consume(lectureId, studentId, holdMs);
+    const ticket = await this.line.consume(lectureId, studentId, holdMs);
     if (ticket === null) return this.withoutTicket(lectureId, studentId);
     this.metrics.ticketEvent(lectureId, 'consumed');
     const { msLeft, queueSeq } = ticket;
@@ -165,7 +165,7 @@ export class EnrollService {
   }
 
   private async giveBack(lectureId: number, studentId: string, msLeft: number): Promise<boolean> {
-    const kept = await this.tickets.giveBack(lectureId, studentId, msLeft).catch(() => false);
+    const kept = await this.line.giveBack(lectureId, studentId, msLeft).catch(() => false);
     if (kept) this.metrics.ticketEvent(lectureId, 'given_back');
     return kept;
   }
@@ -179,7 +179,7 @@ export class EnrollService {
   private async record(lecture: LectureFacts, change: SeatChange, students: string[]) {
     try {
       await this.facts.recordSeats(lecture, change, change === '' ? [] : students);
-      await this.tickets.release(lecture.id, students);
+      await this.line.release(lecture.id, students);
       // The holds are released (or a seat came back): the next students may fit now.
       await this.channel.slotFreed(lecture.id);
     } catch (err) {

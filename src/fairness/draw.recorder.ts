@@ -1,9 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { RedisClient } from '../redis/redis-client';
 import { DataSource } from 'typeorm';
-import { lectureKeys } from '../redis/keys';
-import { InjectRedis } from '../redis/redis.token';
+import { LineStore } from '../line/line.store';
 
 /** Advisory lock namespace of draw recorders ('draw'); the lecture id is the other half. */
 const RECORDER_LOCK = 0x64726177;
@@ -23,16 +21,14 @@ export class DrawRecorder {
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    @InjectRedis() private readonly redis: RedisClient,
+    private readonly line: LineStore,
   ) {}
 
   /** true when PostgreSQL holds the draw after this call (recorded now or before). */
   async record(lectureId: number): Promise<boolean> {
-    const k = lectureKeys(lectureId);
-    const marker = await this.redis.hgetall(k.draw);
-    if (marker.at === undefined) return false; // not drawn (or Redis lost it: drawn again)
-    const count = Number(marker.count);
-    const members = count > 0 ? await this.redis.zrange(k.drawn, 0, -1) : [];
+    const draw = await this.line.drawn(lectureId);
+    if (!draw) return false; // not drawn (or Redis lost it: drawn again)
+    const { count, members } = draw;
     const recorded = await this.db.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock($1, $2)', [RECORDER_LOCK, lectureId]);
       const [row] = await tx.query(
@@ -55,12 +51,12 @@ export class DrawRecorder {
         `UPDATE lecture SET drawn_at = to_timestamp($2::bigint / 1000.0), pre_queued_count = $3,
                 draw_first_seq = $4
           WHERE id = $1`,
-        [lectureId, marker.at, count, marker.first],
+        [lectureId, draw.at, count, draw.first],
       );
       this.logger.log(`lecture ${lectureId}: drew ${count} pre-queued students; seed published`);
       return true;
     });
-    if (recorded) await this.redis.del(k.drawn);
+    if (recorded) await this.line.dropDrawn(lectureId);
     return recorded;
   }
 
@@ -71,8 +67,7 @@ export class DrawRecorder {
    * needs loading into Redis. false: Redis holds something of it, draw it there.
    */
   async recordEmptyIfClosed(lectureId: number): Promise<boolean> {
-    const k = lectureKeys(lectureId);
-    if ((await this.redis.exists(k.prequeue, k.draw)) > 0) return false;
+    if (await this.line.hasPreQueueOrDraw(lectureId)) return false;
     await this.db.query(
       `UPDATE lecture l SET drawn_at = now(), pre_queued_count = 0,
               draw_first_seq = 1 + greatest(

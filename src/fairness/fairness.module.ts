@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { LineModule } from '../line/line.module';
 import { AdmissionLogCopier } from './admission-log.copier';
 import { AdmissionLogStore } from './admission-log.store';
 import { DrawSeeds } from './draw-seeds';
@@ -9,6 +10,7 @@ import { FairnessService } from './fairness.service';
 
 /** The fair opening: pre-queue members, the draw's record, and the admission log's copy. */
 @Module({
+  imports: [LineModule],
   controllers: [FairnessController],
   providers: [
     DrawSeeds,

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { AppError, lectureNotFound } from '../common/error-codes';
+import { LineStore } from '../line/line.store';
 import { LectureFacts } from './lecture-facts';
 import { LectureFactsStore, SeatChange } from './lecture-facts.store';
 import { LectureSnapshots } from './lecture.snapshots';
@@ -33,6 +34,7 @@ export class LectureFactsService {
   constructor(
     private readonly store: LectureFactsStore,
     private readonly snapshots: LectureSnapshots,
+    private readonly line: LineStore,
   ) {}
 
   /** The lecture's facts, or LECTURE_NOT_FOUND. */
@@ -111,7 +113,9 @@ export class LectureFactsService {
       if (!snapshot) return null;
       // Refused: a commit newer than the snapshot reached Redis meanwhile; read again.
       const { facts, holders, floor } = snapshot;
-      if (await this.store.rebuild(facts, holders, floor)) return facts;
+      // The order's floor first: with the facts missing no script of the line runs meanwhile.
+      await this.line.restoreOrder(id, floor);
+      if (await this.store.rebuild(facts, holders)) return facts;
     }
     // A store that cannot settle is unavailable for this request, not an error of ours (500).
     throw new AppError(

@@ -3,14 +3,13 @@ import type { RedisClient } from '../redis/redis-client';
 import { lectureKeys } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
 import { LectureFacts, fromHash, toHashFields } from './lecture-facts';
-import type { QueueOrderFloor } from './lecture.snapshots';
 
 /** What a committed transaction did to some students' seats. */
 export type SeatChange = 'enrolled' | 'cancelled' | '';
 
 /**
  * The only writer of a lecture's facts and seat holders in Redis (lua/record-lecture-2,
- * lua/rebuild-lecture-4). Every write carries a whole PostgreSQL row and its version.
+ * lua/rebuild-lecture-2). Every write carries a whole PostgreSQL row and its version.
  */
 @Injectable()
 export class LectureFactsStore {
@@ -30,19 +29,12 @@ export class LectureFactsStore {
     ); // prettier-ignore
   }
 
-  /**
-   * Rebuilds facts and holders from one snapshot, and restores the queue order's floor (see
-   * rebuild-lecture-4); false when Redis saw a newer version.
-   */
-  async rebuild(facts: LectureFacts, holders: string[], floor: QueueOrderFloor): Promise<boolean> {
+  /** Rebuilds facts and holders from one snapshot; false when Redis saw a newer version. */
+  async rebuild(facts: LectureFacts, holders: string[]): Promise<boolean> {
     const k = lectureKeys(facts.id);
     const fields = toHashFields(facts);
-    const d = floor.draw;
     const done = await this.redis.rebuildLecture(
-      k.facts, k.enrolled, k.seq, k.draw,
-      facts.version, fields.length, ...fields,
-      floor.seq, d?.at ?? '', d?.count ?? '', d?.first ?? '',
-      ...holders,
+      k.facts, k.enrolled, facts.version, fields.length, ...fields, ...holders,
     ); // prettier-ignore
     return done === 1;
   }

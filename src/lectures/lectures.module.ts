@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { LineModule } from '../line/line.module';
 import { LectureEvents } from './lecture-events';
 import { LectureFactsService } from './lecture-facts.service';
 import { LectureFactsStore } from './lecture-facts.store';
@@ -7,6 +8,7 @@ import { LecturesController } from './lectures.controller';
 import { LecturesService } from './lectures.service';
 
 @Module({
+  imports: [LineModule],
   controllers: [LecturesController],
   providers: [
     LecturesService,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { LecturesModule } from '../lectures/lectures.module';
+import { LineModule } from '../line/line.module';
 import { QueueModule } from '../queue/queue.module';
 import { LiveController } from './live.controller';
 import { QueueStreams } from './queue-streams.service';
@@ -8,7 +9,7 @@ import { StreamSlots } from './stream-slots';
 
 /** Server push: students' live queue streams and admins' live stats. */
 @Module({
-  imports: [LecturesModule, QueueModule],
+  imports: [LecturesModule, LineModule, QueueModule],
   controllers: [LiveController],
   providers: [QueueStreams, StatsStreams, StreamSlots],
   exports: [QueueStreams, StatsStreams, StreamSlots],

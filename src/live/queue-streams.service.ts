@@ -11,7 +11,8 @@ import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { AdmissionChannel, ChannelEvent } from '../queue/admission-channel';
 import type { QueueStatusView } from '../queue/queue-status.view';
 import { QueueService } from '../queue/queue.service';
-import { QueueStore, positionIn } from '../queue/queue.store';
+import { LineStore } from '../line/line.store';
+import { positionIn } from '../line/line.types';
 import { QueueStream } from './queue-stream';
 import { SseStream } from './sse-stream';
 import { StreamSlots } from './stream-slots';
@@ -39,7 +40,7 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
 
   constructor(
     private readonly queue: QueueService,
-    private readonly store: QueueStore,
+    private readonly line: LineStore,
     private readonly facts: LectureFactsService,
     private readonly channel: AdmissionChannel,
     private readonly slots: StreamSlots,
@@ -228,7 +229,7 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   private async updatePositions(lectureId: number, waiting: QueueStream[]): Promise<void> {
-    const shape = await this.store.positions(lectureId);
+    const shape = await this.line.positions(lectureId);
     for (const s of waiting) {
       const position = positionIn(shape, s.seq!);
       // Not in the queue any more (admitted, left): its own status says what it is now.

@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { RedisClient } from '../redis/redis-client';
-import { WAITING_LECTURES_KEY, lectureKeys } from '../redis/keys';
-import { InjectRedis } from '../redis/redis.token';
+import { LineStore } from '../line/line.store';
 
 const METHODS = new Set(['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'HEAD', 'OPTIONS']);
 
@@ -68,7 +66,7 @@ export class MetricsService {
   /** One Redis read per scrape, shared by both per-lecture gauges (collected concurrently). */
   private queueScrape?: Promise<QueueFigures[]>;
 
-  constructor(@InjectRedis() private readonly redis: RedisClient) {
+  constructor(private readonly line: LineStore) {
     collectDefaultMetrics({ register: this.registry });
     // prom-client's totals of active handles, requests and resources are gauges named *_total,
     // which Prometheus' naming rules (promtool check metrics) keep for counters; the same
@@ -137,28 +135,11 @@ export class MetricsService {
 
   private async readQueueFigures(): Promise<QueueFigures[]> {
     try {
-      const ids = await this.redis.smembers(WAITING_LECTURES_KEY);
-      const now = Date.now();
-      // One command per key, not one pipeline: on a cluster the lectures live on different
-      // shards (auto-pipelining still batches what goes to each).
-      return await Promise.all(
-        ids.map(async (id) => {
-          const k = lectureKeys(Number(id));
-          const [waiting, active] = await Promise.all([
-            this.redis.zcard(k.queue),
-            this.redis.zcount(k.tickets, `(${now}`, '+inf'),
-          ]);
-          return { id, waiting, active };
-        }),
-      );
+      return await this.line.gauges();
     } catch {
       return []; // Redis down: the per-lecture gauges are absent from this scrape; the rest report
     }
   }
 }
 
-interface QueueFigures {
-  id: string;
-  waiting: number;
-  active: number;
-}
+type QueueFigures = Awaited<ReturnType<LineStore['gauges']>>[number];

@@ -15,8 +15,7 @@ import { LectureSnapshots } from '../lectures/lecture.snapshots';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from './admission-channel';
 import { HoldRecovery } from './hold-recovery.service';
-import { QueueStore } from './queue.store';
-import { TicketStore } from './ticket.store';
+import { LineStore } from '../line/line.store';
 
 const CRON_NAME = 'admission';
 /**
@@ -42,8 +41,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   private readonly drawTimers = new Map<number, NodeJS.Timeout>();
 
   constructor(
-    private readonly queue: QueueStore,
-    private readonly tickets: TicketStore,
+    private readonly line: LineStore,
     private readonly facts: LectureFactsService,
     private readonly snapshots: LectureSnapshots,
     private readonly recovery: HoldRecovery,
@@ -113,16 +111,16 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     if (await this.draws.record(lectureId)) return; // drawn, and recorded, before
     const interval = this.config.admission.intervalMs;
     const started = performance.now();
-    let result = await this.tickets.admit(lectureId, 'draw', interval);
+    let result = await this.line.admit(lectureId, 'draw', interval);
     if (!result && (await this.facts.reload(lectureId))) {
-      result = await this.tickets.admit(lectureId, 'draw', interval);
+      result = await this.line.admit(lectureId, 'draw', interval);
     }
     if (!result?.drew) {
       if (result) await this.draws.record(lectureId); // another instance drew it meanwhile
       return;
     }
     this.metrics.draw(lectureId, (performance.now() - started) / 1000);
-    if (result.waiting > 0) await this.queue.watch(lectureId);
+    if (result.waiting > 0) await this.line.watch(lectureId);
     if (this.channel.enabled) this.admitSoon(lectureId);
     await this.drawn(lectureId);
   }
@@ -147,7 +145,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     try {
       await this.facts.retryUnsynced();
       if (this.ticks++ % SWEEP_EVERY_TICKS === 0) await this.sweep();
-      const lectures = await this.queue.watched();
+      const lectures = await this.line.watched();
       // On a cluster, this instance hears the news of exactly the lectures in play.
       await this.channel.followOnly(lectures);
       await Promise.all(lectures.map((id) => this.admit(id, 'tick')));
@@ -167,7 +165,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   private async sweep(): Promise<void> {
     const recentMs = SWEEP_EVERY_TICKS * this.config.admission.intervalMs * 2;
     const open = await this.snapshots.openIds(recentMs);
-    await this.queue.watch(...open);
+    await this.line.watch(...open);
     await this.log.watch(...open);
   }
 
@@ -220,14 +218,14 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   async admit(lectureId: number, mode: 'tick' | 'event'): Promise<number> {
     const interval = this.config.admission.intervalMs;
     const started = performance.now();
-    let result = await this.tickets.admit(lectureId, mode, interval);
+    let result = await this.line.admit(lectureId, mode, interval);
     if (!result) {
       // Redis lost the lecture's facts: rebuild them from PostgreSQL, then admit.
       if (!(await this.facts.reload(lectureId))) {
-        await this.queue.unwatchIfIdle(lectureId);
+        await this.line.unwatchIfIdle(lectureId);
         return 0;
       }
-      result = await this.tickets.admit(lectureId, mode, interval);
+      result = await this.line.admit(lectureId, mode, interval);
     }
     if (!result) return 0;
     if (result.drew) {
@@ -247,7 +245,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     if (result.admitted > 0) await this.log.watch(lectureId);
     this.metrics.ticketEvent(lectureId, 'expired', result.expired);
     if (result.lapsed > 0) await this.recovery.recover(lectureId);
-    if (result.idle) await this.queue.unwatchIfIdle(lectureId);
+    if (result.idle) await this.line.unwatchIfIdle(lectureId);
     return result.admitted;
   }
 

@@ -3,7 +3,7 @@ import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { LectureSnapshots } from '../lectures/lecture.snapshots';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from './admission-channel';
-import { TicketStore } from './ticket.store';
+import { LineStore } from '../line/line.store';
 
 /**
  * Settles in-flight holds that passed their deadline unrecorded: the instance that consumed the
@@ -19,7 +19,7 @@ export class HoldRecovery {
   private readonly running = new Map<number, Promise<void>>();
 
   constructor(
-    private readonly tickets: TicketStore,
+    private readonly line: LineStore,
     private readonly snapshots: LectureSnapshots,
     private readonly facts: LectureFactsService,
     private readonly channel: AdmissionChannel,
@@ -36,17 +36,17 @@ export class HoldRecovery {
   }
 
   private async run(lectureId: number): Promise<void> {
-    const lapsed = await this.tickets.lapsed(lectureId);
+    const lapsed = await this.line.lapsed(lectureId);
     if (lapsed.length === 0) return;
     const snapshot = await this.snapshots.withHoldersAmong(lectureId, lapsed);
     if (!snapshot) return;
     const { facts, holders } = snapshot;
     // Seats first, then the holds' end: the seat taken is never counted as room meanwhile.
     await this.facts.recordSeats(facts, 'enrolled', holders);
-    await this.tickets.release(lectureId, holders);
+    await this.line.release(lectureId, holders);
     let regranted = 0;
     for (const student of lapsed.filter((s) => !holders.includes(s))) {
-      if (await this.tickets.regrant(lectureId, student, facts.ticketTtlSeconds * 1000)) {
+      if (await this.line.regrant(lectureId, student, facts.ticketTtlSeconds * 1000)) {
         regranted += 1;
       }
     }

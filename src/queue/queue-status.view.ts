@@ -1,4 +1,4 @@
-import type { Place } from './queue.store';
+import type { Place } from '../line/line.types';
 
 /** The `QueueStatus` JSON of API.md. */
 export class QueueStatusView {

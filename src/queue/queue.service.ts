@@ -9,7 +9,8 @@ import { AdmissionChannel } from './admission-channel';
 import { DrawSeeds } from '../fairness/draw-seeds';
 import { AdmissionService } from './admission.service';
 import { HoldRecovery } from './hold-recovery.service';
-import { Place, QueueShape, QueueStore } from './queue.store';
+import { LineStore } from '../line/line.store';
+import { Place, QueueShape } from '../line/line.types';
 import { QueueStatusView, toQueueStatusView } from './queue-status.view';
 
 export class LectureStats {
@@ -32,7 +33,7 @@ export class QueueService {
   private readonly logger = new Logger(QueueService.name);
 
   constructor(
-    private readonly store: QueueStore,
+    private readonly line: LineStore,
     private readonly facts: LectureFactsService,
     private readonly lectures: LecturesService,
     private readonly admission: AdmissionService,
@@ -81,7 +82,7 @@ export class QueueService {
     // the other joins need not touch the one key every lecture shares (on a cluster, one
     // shard's). If this fails the cron's sweep lists the lecture again.
     if (joined.waiting <= 1 || joined.state === 'PRE_QUEUED') {
-      await this.store.watch(lectureId).catch(warn('listing for the cron'));
+      await this.line.watch(lectureId).catch(warn('listing for the cron'));
     }
     if (!joined.roomToAdmit || !this.channel.enabled) return joined;
     // Free room: admit now instead of at the next tick. Pop-and-grant takes the head of the
@@ -155,7 +156,7 @@ export class QueueService {
   async leave(lectureId: number, studentId: string): Promise<void> {
     const facts = await this.facts.get(lectureId); // LECTURE_NOT_FOUND before anything else
     const member = await this.seeds.memberFor(facts, studentId);
-    const { left, gaveBack } = await this.store.leave(lectureId, studentId, member);
+    const { left, gaveBack } = await this.line.leave(lectureId, studentId, member);
     if (left || gaveBack) await this.channel.studentsChanged(lectureId, [studentId]);
     if (gaveBack) {
       this.metrics.ticketEvent(lectureId, 'given_back');
@@ -166,7 +167,7 @@ export class QueueService {
   /** Seats from PostgreSQL (the truth), queue figures from Redis. */
   async stats(lectureId: number): Promise<LectureStats> {
     const seats = await this.lectures.seatCounts(lectureId);
-    const { waiting, activeTickets, admittedTotal, preQueued } = await this.store.counts(lectureId);
+    const { waiting, activeTickets, admittedTotal, preQueued } = await this.line.counts(lectureId);
     return {
       waiting,
       activeTickets,
@@ -184,7 +185,7 @@ export class QueueService {
   private async placeOf(facts: LectureFacts, studentId: string, join: boolean): Promise<Place> {
     const lectureId = facts.id;
     const member = await this.seeds.memberFor(facts, studentId);
-    const read = () => this.store.place(lectureId, studentId, join, member);
+    const read = () => this.line.place(lectureId, studentId, join, member);
     let place = await read();
     if (!place) {
       await this.facts.reload(lectureId);

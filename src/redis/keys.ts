@@ -1,7 +1,8 @@
 /**
  * Every Redis key the service uses, and which store writes it: each piece of state has one
- * owner, so every write of it is found in one file. All keys of one lecture share the hash tag
- * `{lecture:<id>}`, so each Lua script touches one cluster slot.
+ * owner, so every write of it is found in one file (KEY_OWNERS below; test/unit/key-owners
+ * holds it true). All keys of one lecture share the hash tag `{lecture:<id>}`, so each Lua
+ * script touches one cluster slot.
  */
 export function lectureKeys(lectureId: number) {
   const tag = `{lecture:${lectureId}}`;
@@ -12,7 +13,8 @@ export function lectureKeys(lectureId: number) {
     /** set of students holding a seat (mirrors PostgreSQL, rebuilt with the facts) */
     enrolled: `${tag}:enrolled`,
 
-    // --- queue/queue.store.ts: the waiting line
+    // --- line/line.store.ts: the waiting line and its tickets, one unit (the scripts that move
+    //     the line write both)
     /** sorted set: student -> join sequence number */
     queue: `${tag}:queue`,
     /** counter of joins, the queue's scores */
@@ -27,7 +29,7 @@ export function lectureKeys(lectureId: number) {
     /** hash: the draw marker (at, count, first queue sequence number); present once drawn */
     draw: `${tag}:draw`,
 
-    // --- queue/ticket.store.ts: admission tickets, from grant to consumption
+    // admission tickets, from grant to consumption
     /** prefix of ticket keys: one string per admitted student, with the ticket's TTL */
     ticketPrefix: `${tag}:ticket:`,
     ticket: (studentId: string) => `${tag}:ticket:${studentId}`,
@@ -41,7 +43,11 @@ export function lectureKeys(lectureId: number) {
     admitLog: `${tag}:admitlog`,
     /** hash: student -> queue sequence number of their live admission (ticket or hold) */
     grants: `${tag}:grants`,
-    /** stream: the admission log, one entry per grant, until PostgreSQL has copied it */
+    /**
+     * stream: the admission log, one entry per grant, until PostgreSQL has copied it; appended
+     * in the grant's own step (line/line.store.ts), read, acknowledged and trimmed by its
+     * consumer group (fairness/admission-log.store.ts)
+     */
     admissions: `${tag}:admissions`,
   };
 }
@@ -50,15 +56,51 @@ export type LectureKeys = ReturnType<typeof lectureKeys>;
 
 /**
  * Set of lecture ids with a queue, tickets or holds to watch; the admission cron walks it.
- * Written by queue/queue.store.ts only.
+ * Written by line/line.store.ts only.
  */
 export const WAITING_LECTURES_KEY = 'lectures:waiting';
 
 /**
  * Set of lecture ids whose admission stream may hold entries not yet copied to PostgreSQL;
- * the admission log's copier walks it. Written by queue/admission-log.store.ts only.
+ * the admission log's copier walks it. Written by fairness/admission-log.store.ts only.
  */
 export const LOGGED_LECTURES_KEY = 'lectures:logged';
 
 /** The consumer group that copies admission streams into PostgreSQL. */
 export const ADMISSION_LOG_GROUP = 'pg-copier';
+
+type LectureKeyFamily = Exclude<keyof LectureKeys, 'ticket'>;
+const LINE = 'line/line.store.ts';
+const FACTS = 'lectures/lecture-facts.store.ts';
+const LOG = 'fairness/admission-log.store.ts';
+
+/**
+ * The files (under src/) that name each key family, and so the only ones that can write it.
+ * One each, but the admission log: appended in the very step that grants the ticket (it must
+ * be, or the log and the tickets could disagree), consumed by the copier's group.
+ */
+export const KEY_OWNERS: Record<LectureKeyFamily | 'waitingLectures' | 'loggedLectures', string[]> =
+  {
+    facts: [FACTS],
+    enrolled: [FACTS],
+    queue: [LINE],
+    seq: [LINE],
+    gone: [LINE],
+    prequeue: [LINE],
+    drawn: [LINE],
+    draw: [LINE],
+    ticketPrefix: [LINE],
+    tickets: [LINE],
+    inflight: [LINE],
+    stats: [LINE],
+    admitLog: [LINE],
+    grants: [LINE],
+    admissions: [LINE, LOG],
+    waitingLectures: [LINE],
+    loggedLectures: [LOG],
+  };
+
+/** Families a file passes to its scripts only to read them: the line admits within the seats. */
+export const SCRIPT_READS: Record<string, LectureKeyFamily[]> = {
+  [LINE]: ['facts', 'enrolled'],
+};

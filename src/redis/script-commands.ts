@@ -50,6 +50,7 @@ declare module 'ioredis' {
     regrant(...keysAndArgs: [Key, Key, Key, Arg, Arg]): Result<number, Context>;
     lapsed(key: Key): Result<string[], Context>;
     recordLecture(...keysAndArgs: [Key, Key, ...Arg[]]): Result<number, Context>;
-    rebuildLecture(...keysAndArgs: [Key, Key, Key, Key, ...Arg[]]): Result<number, Context>;
+    rebuildLecture(...keysAndArgs: [Key, Key, ...Arg[]]): Result<number, Context>;
+    restoreOrder(...keysAndArgs: [Key, Key, Arg, Arg, Arg, Arg]): Result<number, Context>;
   }
 }

@@ -110,13 +110,13 @@ describe('Lecture facts in Redis', () => {
     const store = a.app.get(LectureFactsStore);
     const rebuild = store.rebuild.bind(store);
     let raced = false;
-    jest.spyOn(store, 'rebuild').mockImplementation(async (f, holders, floor) => {
+    jest.spyOn(store, 'rebuild').mockImplementation(async (f, holders) => {
       if (!raced) {
         raced = true;
         const res = await request(b.url).delete(`/lectures/${id}/enroll`).set(studentHeaders('c'));
         expect(res.status).toBe(204);
       }
-      return rebuild(f, holders, floor);
+      return rebuild(f, holders);
     });
     expect((await queueStatus(a.url, id, 'c')).body.status).toBe('NOT_QUEUED');
     expect(raced).toBe(true);

@@ -1,6 +1,6 @@
 import { AdmissionChannel } from '../../src/queue/admission-channel';
 import { AdmissionService } from '../../src/queue/admission.service';
-import { QueueStore } from '../../src/queue/queue.store';
+import { LineStore } from '../../src/line/line.store';
 import { WAITING_LECTURES_KEY } from '../../src/redis/keys';
 import { createLecture, join } from '../helpers/api';
 import { RunningApp, TestContext } from '../helpers/test-context';
@@ -24,7 +24,7 @@ describe('Lectures in play: listed for the cron, followed for news', () => {
       opensAt: new Date(Date.now() + 60_000).toISOString(),
       admission: { preQueueMinutes: 5 },
     });
-    const store = app.app.get(QueueStore);
+    const store = app.app.get(LineStore);
     const unwatch = store.unwatchIfIdle.bind(store);
     // The admission found the lecture idle; the join lands between its answer and the unlisting.
     jest.spyOn(store, 'unwatchIfIdle').mockImplementationOnce(async (lectureId) => {

@@ -38,9 +38,7 @@ export class LuaHarness {
     };
     const k = lectureKeys(id);
     const fields = toHashFields(f);
-    await this.redis.rebuildLecture(
-      k.facts, k.enrolled, k.seq, k.draw, f.version, fields.length, ...fields, 0, '', '', '',
-    ); // prettier-ignore
+    await this.redis.rebuildLecture(k.facts, k.enrolled, f.version, fields.length, ...fields);
   }
 
   /**

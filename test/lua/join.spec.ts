@@ -1,6 +1,6 @@
 import { lectureKeys } from '../../src/redis/keys';
 import { JoinReply, ScriptError } from '../../src/redis/script-commands';
-import { positionIn, shapeOf } from '../../src/queue/queue.store';
+import { positionIn, shapeOf } from '../../src/line/line.types';
 import { LuaHarness } from '../helpers/lua-harness';
 
 describe('join-11.lua', () => {

@@ -2,7 +2,7 @@ import { LectureFacts, toHashFields } from '../../src/lectures/lecture-facts';
 import { lectureKeys } from '../../src/redis/keys';
 import { LuaHarness } from '../helpers/lua-harness';
 
-describe('record-lecture-2, rebuild-lecture-4', () => {
+describe('record-lecture-2, rebuild-lecture-2', () => {
   let h: LuaHarness;
   let id = 500;
   let k: ReturnType<typeof lectureKeys>;
@@ -26,9 +26,13 @@ describe('record-lecture-2, rebuild-lecture-4', () => {
   const rebuild = (f: LectureFacts, holders: string[]) => {
     const fields = toHashFields(f);
     return h.redis.rebuildLecture(
-      k.facts, k.enrolled, k.seq, k.draw, f.version, fields.length, ...fields, 0, '', '', '',
+      k.facts,
+      k.enrolled,
+      f.version,
+      fields.length,
+      ...fields,
       ...holders,
-    ); // prettier-ignore
+    );
   };
 
   beforeAll(async () => (h = await LuaHarness.create()));

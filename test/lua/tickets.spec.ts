@@ -1,5 +1,5 @@
 import { lectureKeys } from '../../src/redis/keys';
-import { TicketStore } from '../../src/queue/ticket.store';
+import { LineStore } from '../../src/line/line.store';
 import { LuaHarness } from '../helpers/lua-harness';
 
 describe('leave-6, consume-5, give-back-4, regrant-3, lapsed-1', () => {
@@ -78,7 +78,7 @@ describe('leave-6, consume-5, give-back-4, regrant-3, lapsed-1', () => {
     const [seconds, micros] = await h.redis.time();
     const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
     await h.redis.zadd(k.inflight, redisNow - 1, 'lapsed', redisNow + 60_000, 'live');
-    const store = new TicketStore(h.redis as never);
+    const store = new LineStore(h.redis as never);
     // An instance whose clock runs an hour ahead, then an hour behind.
     for (const skew of [3_600_000, -3_600_000]) {
       const clock = jest.spyOn(Date, 'now').mockReturnValue(redisNow + skew);

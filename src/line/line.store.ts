@@ -1,0 +1,249 @@
+import { Injectable } from '@nestjs/common';
+import type { RedisClient } from '../redis/redis-client';
+import { WAITING_LECTURES_KEY, lectureKeys } from '../redis/keys';
+import { InjectRedis } from '../redis/redis.token';
+import { ScriptError, isScriptError } from '../redis/script-commands';
+import type { QueueOrderFloor } from '../lectures/lecture.snapshots';
+import { AdmitResult, Place, PlaceState, QueueShape, shapeOf } from './line.types';
+
+/**
+ * A lecture's waiting line and its tickets in Redis, one typed method per script (lua/): they
+ * are one unit, because the scripts that move the line write both (admission pops students and
+ * grants tickets, a leave gives up a place or a ticket) — and with them the pre-queue and the
+ * draw, the queue numbers, the admission counters and the admission log's appends. Every write
+ * of those keys is in this file (src/redis/keys.ts names the owner of each; a test holds it).
+ * The ticket's life: granted by admission, consumed by an enroll (held "in flight" until its
+ * transaction is recorded), then released, given back, or — the enroll's instance died —
+ * granted again.
+ */
+@Injectable()
+export class LineStore {
+  constructor(@InjectRedis() private readonly redis: RedisClient) {}
+
+  /**
+   * The student's place; with `join`, joins at the back (or the pre-queue) first. `member` is
+   * the student's pre-queue member ('' once the lecture has opened). null: facts not in Redis.
+   */
+  async place(
+    lectureId: number,
+    studentId: string,
+    join: boolean,
+    member: string,
+  ): Promise<Place | null> {
+    const k = lectureKeys(lectureId);
+    const reply = await this.redis.join(
+      k.queue, k.seq, k.ticket(studentId), k.inflight, k.enrolled, k.facts, k.admitLog, k.tickets,
+      k.prequeue, k.drawn, k.draw,
+      studentId, join ? '1' : '0', member,
+    ); // prettier-ignore
+    if (isScriptError(reply)) return null; // ScriptError.Missing
+    const [state, detail, waiting, seatsLeft, created, rate, room, seq, drew] = reply;
+    return {
+      state: state as PlaceState,
+      position: state === 'WAITING' ? detail : null,
+      ticketExpiresAt: state === 'ADMITTED' && detail > 0 ? detail : null,
+      waiting,
+      seatsLeft,
+      created: created === 1,
+      observedRate: rate === '' ? null : Number(rate),
+      roomToAdmit: room === 1,
+      seq: state === 'WAITING' ? seq : null,
+      drew: drew === 1,
+    };
+  }
+
+  /**
+   * What every live stream of a lecture needs for positions, in one call: the head's join
+   * sequence number (null: the queue is empty), the queue length, the observed admission rate,
+   * and the sequence numbers that left from behind the head.
+   */
+  async positions(lectureId: number): Promise<QueueShape> {
+    const k = lectureKeys(lectureId);
+    return shapeOf(await this.redis.positions(k.queue, k.gone, k.admitLog));
+  }
+
+  /** Gives up the place (in the pre-queue too, given its member) and any unused ticket. */
+  async leave(
+    lectureId: number,
+    studentId: string,
+    member: string,
+  ): Promise<{ left: boolean; gaveBack: boolean }> {
+    const k = lectureKeys(lectureId);
+    const [left, gaveBack] = await this.redis.leave(
+      k.queue, k.ticket(studentId), k.tickets, k.stats, k.gone, k.prequeue, studentId, member,
+    ); // prettier-ignore
+    return { left: left === 1, gaveBack: gaveBack === 1 };
+  }
+
+  /** Lists lectures for the cron (idempotent: every join repeats it, the cron's sweep too). */
+  async watch(...lectureIds: number[]): Promise<void> {
+    if (lectureIds.length > 0) await this.redis.sadd(WAITING_LECTURES_KEY, ...lectureIds);
+  }
+
+  async watched(): Promise<number[]> {
+    return (await this.redis.smembers(WAITING_LECTURES_KEY)).map(Number);
+  }
+
+  /**
+   * Takes an idle lecture off the cron's list. Removing first and checking after means a join
+   * racing with this is never lost: either its own watch() comes after the removal, or its
+   * student is already in the queue (or the pre-queue) when we look.
+   */
+  async unwatchIfIdle(lectureId: number): Promise<void> {
+    const k = lectureKeys(lectureId);
+    await this.redis.srem(WAITING_LECTURES_KEY, lectureId);
+    // The pre-queue too: its lecture must stay listed to be drawn at opensAt.
+    const [q, t, h, p] = await Promise.all([
+      this.redis.zcard(k.queue),
+      this.redis.zcard(k.tickets),
+      this.redis.zcard(k.inflight),
+      this.redis.zcard(k.prequeue),
+    ]);
+    if (q + t + h + p > 0) await this.watch(lectureId);
+  }
+
+  /** Figures for the admin's stats route. */
+  async counts(lectureId: number): Promise<{
+    waiting: number;
+    activeTickets: number;
+    admittedTotal: number;
+    preQueued: number;
+  }> {
+    const k = lectureKeys(lectureId);
+    const now = Date.now();
+    const [waiting, active, admitted, preQueued] = (await this.redis
+      .multi()
+      .zcard(k.queue)
+      .zcount(k.tickets, `(${now}`, '+inf')
+      .hget(k.stats, 'admittedTotal')
+      .zcard(k.prequeue)
+      .exec())!.map(([err, v]) => {
+      if (err) throw err;
+      return Number(v ?? 0);
+    });
+    return { waiting, activeTickets: active, admittedTotal: admitted, preQueued };
+  }
+
+  /**
+   * Queue length and unconsumed tickets of every lecture the cron watches, for /metrics: one
+   * command per key, not one pipeline (on a cluster the lectures live on different shards).
+   */
+  async gauges(): Promise<{ id: string; waiting: number; active: number }[]> {
+    const ids = await this.redis.smembers(WAITING_LECTURES_KEY);
+    const now = Date.now();
+    return Promise.all(
+      ids.map(async (id) => {
+        const k = lectureKeys(Number(id));
+        const [waiting, active] = await Promise.all([
+          this.redis.zcard(k.queue),
+          this.redis.zcount(k.tickets, `(${now}`, '+inf'),
+        ]);
+        return { id, waiting, active };
+      }),
+    );
+  }
+
+  // --- the draw, as it ran in Redis (includes/draw.lua), for its record in PostgreSQL
+
+  /** The draw's marker, and the drawn pre-queue members in order; null: not drawn here. */
+  async drawn(
+    lectureId: number,
+  ): Promise<{ at: string; count: number; first: string; members: string[] } | null> {
+    const k = lectureKeys(lectureId);
+    const marker = await this.redis.hgetall(k.draw);
+    if (marker.at === undefined) return null; // not drawn (or Redis lost it: drawn again)
+    const count = Number(marker.count);
+    const members = count > 0 ? await this.redis.zrange(k.drawn, 0, -1) : [];
+    return { at: marker.at, count, first: marker.first, members };
+  }
+
+  /**
+   * After Redis lost the lecture's data: queue numbers continue above what PostgreSQL recorded,
+   * and a recorded draw is not run again (restore-order-2).
+   */
+  async restoreOrder(lectureId: number, floor: QueueOrderFloor): Promise<void> {
+    const k = lectureKeys(lectureId);
+    const d = floor.draw;
+    await this.redis.restoreOrder(
+      k.seq, k.draw, floor.seq, d?.at ?? '', d?.count ?? '', d?.first ?? '',
+    ); // prettier-ignore
+  }
+
+  /** The drawn list is recorded in PostgreSQL: Redis's copy goes. */
+  async dropDrawn(lectureId: number): Promise<void> {
+    await this.redis.del(lectureKeys(lectureId).drawn);
+  }
+
+  /** Whether Redis holds anything of the lecture's pre-queue or draw. */
+  async hasPreQueueOrDraw(lectureId: number): Promise<boolean> {
+    const k = lectureKeys(lectureId);
+    return (await this.redis.exists(k.prequeue, k.draw)) > 0;
+  }
+
+  // --- admission and the tickets' life
+
+  /** Pop-and-grant. null: the lecture's facts are not in Redis (rebuild them first). */
+  async admit(
+    lectureId: number,
+    mode: 'tick' | 'event' | 'draw',
+    intervalMs: number,
+  ): Promise<AdmitResult | null> {
+    const k = lectureKeys(lectureId);
+    const reply = await this.redis.admit(
+      k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
+      k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions,
+      mode, intervalMs,
+    ); // prettier-ignore
+    if (isScriptError(reply)) return null; // ScriptError.Missing
+    const [admitted, waiting, expired, lapsed, idle, students, expiresAt, drew] = reply;
+    return {
+      admitted, waiting, expired, lapsed, idle: idle === 1, students, expiresAt, drew: drew === 1,
+    }; // prettier-ignore
+  }
+
+  /**
+   * Deletes the ticket (only one caller can win) and holds the seat until `holdMs` from now.
+   * Returns the ticket's remaining lifetime and its queue sequence number (null: not known).
+   */
+  async consume(
+    lectureId: number,
+    studentId: string,
+    holdMs: number,
+  ): Promise<{ msLeft: number; queueSeq: number | null } | null> {
+    const k = lectureKeys(lectureId);
+    const reply = await this.redis.consume(
+      k.ticket(studentId), k.tickets, k.inflight, k.stats, k.grants, studentId, holdMs,
+    ); // prettier-ignore
+    if (reply === ScriptError.Missing) return null;
+    return { msLeft: reply[0], queueSeq: reply[1] > 0 ? reply[1] : null };
+  }
+
+  /** Puts a consumed ticket back with the lifetime it had left; false if the hold was gone. */
+  async giveBack(lectureId: number, studentId: string, msLeft: number): Promise<boolean> {
+    const k = lectureKeys(lectureId);
+    const done = await this.redis.giveBack(
+      k.ticket(studentId), k.tickets, k.inflight, k.stats, studentId, msLeft,
+    ); // prettier-ignore
+    return done === 1;
+  }
+
+  /** Ends holds whose transaction is recorded (the seat is in the lecture's facts now). */
+  async release(lectureId: number, studentIds: string[]): Promise<void> {
+    if (studentIds.length > 0)
+      await this.redis.zrem(lectureKeys(lectureId).inflight, ...studentIds);
+  }
+
+  /** Students whose hold passed its deadline without being recorded. */
+  async lapsed(lectureId: number): Promise<string[]> {
+    return this.redis.lapsed(lectureKeys(lectureId).inflight); // by Redis's clock, not ours
+  }
+
+  /** A lapsed hold becomes a ticket again (no row was committed for it). */
+  async regrant(lectureId: number, studentId: string, ttlMs: number): Promise<boolean> {
+    const k = lectureKeys(lectureId);
+    const done = await this.redis.regrant(
+      k.ticket(studentId), k.tickets, k.inflight, studentId, ttlMs,
+    ); // prettier-ignore
+    return done === 1;
+  }
+}

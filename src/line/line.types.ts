@@ -1,0 +1,83 @@
+import type { PositionsReply } from '../redis/script-commands';
+
+// What the line's scripts answer, typed: a student's place, the queue's shape for live
+// positions, and an admission's result.
+
+export type PlaceState =
+  | 'ENROLLED'
+  | 'ADMITTED'
+  | 'WAITING'
+  | 'PRE_QUEUED'
+  | 'NOT_QUEUED'
+  | 'FULL'
+  | 'NOT_OPEN'
+  | 'LAPSED';
+
+export interface Place {
+  state: PlaceState;
+  /** WAITING: 1-based position */
+  position: number | null;
+  /** ADMITTED: the ticket's expiry, ms since the epoch (null while its enroll is in flight) */
+  ticketExpiresAt: number | null;
+  waiting: number;
+  seatsLeft: number;
+  created: boolean;
+  /** WAITING: students admitted per second over the last minute, if enough were seen */
+  observedRate: number | null;
+  /** A new join that found fewer tickets held than the limits allow: admitting now admits. */
+  roomToAdmit: boolean;
+  /** WAITING: the join sequence number (the queue's score), for live positions */
+  seq: number | null;
+  /** this call ran the lecture's draw (record it in PostgreSQL) */
+  drew: boolean;
+}
+
+export interface QueueShape {
+  head: number | null;
+  waiting: number;
+  observedRate: number | null;
+  /** runs [first, last] of sequence numbers that left from behind the head, ascending */
+  gone: [number, number][];
+}
+
+/** positions-3.lua's reply, typed. */
+export function shapeOf([head, waiting, rate, ...runs]: PositionsReply): QueueShape {
+  const gone: [number, number][] = [];
+  for (let i = 0; i + 1 < runs.length; i += 2) gone.push([runs[i], runs[i + 1]]);
+  return {
+    head: head > 0 ? head : null,
+    waiting,
+    observedRate: rate === '' ? null : Number(rate),
+    gone,
+  };
+}
+
+/** A waiting student's position from the queue's shape (positions-3.lua); null: not waiting. */
+export function positionIn(shape: QueueShape, seq: number): number | null {
+  const head = shape.head;
+  if (head === null || seq < head) return null;
+  let ahead = seq - head;
+  for (const [first, last] of shape.gone) {
+    if (first > seq) break;
+    if (last >= seq) return null; // this number left
+    if (last >= head) ahead -= last - Math.max(first, head) + 1;
+  }
+  return ahead + 1;
+}
+
+export interface AdmitResult {
+  admitted: number;
+  waiting: number;
+  /** tickets found past their expiry */
+  expired: number;
+  /** in-flight holds past their deadline: recover them */
+  lapsed: number;
+  /** no queue, ticket or hold left: the cron may stop watching the lecture */
+  idle: boolean;
+  /** the students granted a ticket */
+  students: string[];
+  /** their tickets' expiry, ms since the epoch */
+  expiresAt: number;
+  /** this call ran the lecture's draw (record it in PostgreSQL) */
+  drew: boolean;
+}
