@@ -4,6 +4,7 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { EnrollModule } from './enroll/enroll.module';
+import { FairnessModule } from './fairness/fairness.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { LecturesModule } from './lectures/lectures.module';
@@ -25,6 +26,7 @@ export class AppModule {
         AuthModule,
         HealthModule,
         LecturesModule,
+        FairnessModule,
         QueueModule,
         EnrollModule,
         LiveModule,

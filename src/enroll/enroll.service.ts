@@ -6,7 +6,7 @@ import { LectureFacts } from '../lectures/lecture-facts';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { SeatChange } from '../lectures/lecture-facts.store';
 import { MetricsService } from '../metrics/metrics.service';
-import { AdmissionChannel } from '../queue/admission-channel';
+import { AdmissionChannel } from '../news/admission-channel';
 import { LineStore } from '../line/line.store';
 import { EnrollBatcher } from './enroll-batcher';
 import { SeatRecorder } from './seat-recorder';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { AppError } from '../common/error-codes';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
-import { AdmissionChannel, ChannelEvent } from '../queue/admission-channel';
+import { AdmissionChannel, ChannelEvent } from '../news/admission-channel';
 import type { QueueStatusView } from '../queue/queue-status.view';
 import { QueueService } from '../queue/queue.service';
 import { LineStore } from '../line/line.store';

@@ -13,7 +13,7 @@ import { LectureEvents } from '../lectures/lecture-events';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { LectureSnapshots } from '../lectures/lecture.snapshots';
 import { MetricsService } from '../metrics/metrics.service';
-import { AdmissionChannel } from './admission-channel';
+import { AdmissionChannel } from '../news/admission-channel';
 import { HoldRecovery } from './hold-recovery.service';
 import { LineStore } from '../line/line.store';
 

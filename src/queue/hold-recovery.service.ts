@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { LectureSnapshots } from '../lectures/lecture.snapshots';
 import { MetricsService } from '../metrics/metrics.service';
-import { AdmissionChannel } from './admission-channel';
+import { AdmissionChannel } from '../news/admission-channel';
 import { LineStore } from '../line/line.store';
 
 /**

@@ -3,16 +3,16 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { FairnessModule } from '../fairness/fairness.module';
 import { LecturesModule } from '../lectures/lectures.module';
 import { LineModule } from '../line/line.module';
-import { AdmissionChannel } from './admission-channel';
+import { NewsModule } from '../news/news.module';
 import { AdmissionService } from './admission.service';
 import { HoldRecovery } from './hold-recovery.service';
 import { QueueController } from './queue.controller';
 import { QueueService } from './queue.service';
 
 @Module({
-  imports: [ScheduleModule.forRoot(), LecturesModule, FairnessModule, LineModule],
+  imports: [ScheduleModule.forRoot(), LecturesModule, FairnessModule, LineModule, NewsModule],
   controllers: [QueueController],
-  providers: [QueueService, AdmissionService, AdmissionChannel, HoldRecovery],
-  exports: [QueueService, AdmissionService, AdmissionChannel],
+  providers: [QueueService, AdmissionService, HoldRecovery],
+  exports: [QueueService, AdmissionService],
 })
 export class QueueModule {}

@@ -5,7 +5,7 @@ import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { LectureFacts } from '../lectures/lecture-facts';
 import { LecturesService } from '../lectures/lectures.service';
 import { MetricsService } from '../metrics/metrics.service';
-import { AdmissionChannel } from './admission-channel';
+import { AdmissionChannel } from '../news/admission-channel';
 import { DrawSeeds } from '../fairness/draw-seeds';
 import { AdmissionService } from './admission.service';
 import { HoldRecovery } from './hold-recovery.service';

@@ -1,5 +1,5 @@
 import { lectureKeys } from '../../src/redis/keys';
-import { AdmissionChannel } from '../../src/queue/admission-channel';
+import { AdmissionChannel } from '../../src/news/admission-channel';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { TEST_TOPOLOGY, eachServer, listenTo } from '../helpers/redis';
 import {

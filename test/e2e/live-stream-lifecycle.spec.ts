@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { StreamSlots } from '../../src/live/stream-slots';
 import { QueueStreams } from '../../src/live/queue-streams.service';
 import { StatsStreams } from '../../src/live/stats-streams.service';
-import { AdmissionChannel } from '../../src/queue/admission-channel';
+import { AdmissionChannel } from '../../src/news/admission-channel';
 import { QueueService } from '../../src/queue/queue.service';
 import { createLecture, eventually, join, sleep } from '../helpers/api';
 import { SseClient } from '../helpers/sse';

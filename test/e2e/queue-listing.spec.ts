@@ -1,4 +1,4 @@
-import { AdmissionChannel } from '../../src/queue/admission-channel';
+import { AdmissionChannel } from '../../src/news/admission-channel';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { LineStore } from '../../src/line/line.store';
 import { WAITING_LECTURES_KEY } from '../../src/redis/keys';

@@ -86,7 +86,7 @@ describe('One owner per Redis key family (src/redis/keys.ts, KEY_OWNERS)', () =>
   it('Redis is injected only into the owners and the plumbing that holds no state of ours', () => {
     const plumbing = [
       'health/redis.health.ts', // PING, CLUSTER INFO
-      'queue/admission-channel.ts', // Pub/Sub and the keyspace-events setting: no keys
+      'news/admission-channel.ts', // Pub/Sub and the keyspace-events setting: no keys
       'ratelimit/rate-limit.guard.ts', // rate-limiter-flexible's own keys, one per student
     ];
     const injecting = files
