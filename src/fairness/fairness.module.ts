@@ -1,25 +1,29 @@
 import { Module } from '@nestjs/common';
+import { LecturesModule } from '../lectures/lectures.module';
 import { LineModule } from '../line/line.module';
+import { NewsModule } from '../news/news.module';
 import { AdmissionLogCopier } from './admission-log.copier';
 import { AdmissionLogStore } from './admission-log.store';
 import { DrawSeeds } from './draw-seeds';
 import { DrawRecorder } from './draw.recorder';
+import { DrawScheduler } from './draw.scheduler';
 import { FairnessController } from './fairness.controller';
 import { FairnessRecords } from './fairness.records';
 import { FairnessService } from './fairness.service';
 
-/** The fair opening: pre-queue members, the draw's record, and the admission log's copy. */
+/** The fair opening: pre-queue members, when the draw runs and its record, the admission log's copy. */
 @Module({
-  imports: [LineModule],
+  imports: [LecturesModule, LineModule, NewsModule],
   controllers: [FairnessController],
   providers: [
     DrawSeeds,
     DrawRecorder,
+    DrawScheduler,
     AdmissionLogStore,
     AdmissionLogCopier,
     FairnessRecords,
     FairnessService,
   ],
-  exports: [DrawSeeds, DrawRecorder, AdmissionLogStore, AdmissionLogCopier],
+  exports: [DrawSeeds, DrawScheduler, AdmissionLogStore, AdmissionLogCopier],
 })
 export class FairnessModule {}

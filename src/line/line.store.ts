@@ -205,6 +205,14 @@ export class LineStore {
    * Deletes the ticket (only one caller can win) and holds the seat until `holdMs` from now.
    * Returns the ticket's remaining lifetime and its queue sequence number (null: not known).
    */
+  /**
+   * The draw alone, if due (admit-14 in 'draw' mode: also the closed window's clean-up, never a
+   * grant). null: the lecture's facts are not in Redis (rebuild them first).
+   */
+  draw(lectureId: number): Promise<AdmitResult | null> {
+    return this.admit(lectureId, 'draw', 1); // the interval only matters to 'tick'
+  }
+
   async consume(
     lectureId: number,
     studentId: string,

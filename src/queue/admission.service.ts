@@ -8,7 +8,7 @@ import {
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AdmissionLogStore } from '../fairness/admission-log.store';
-import { DrawRecorder } from '../fairness/draw.recorder';
+import { DrawScheduler } from '../fairness/draw.scheduler';
 import { LectureEvents } from '../lectures/lecture-events';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { LectureSnapshots } from '../lectures/lecture.snapshots';
@@ -37,8 +37,6 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   private ticking = false;
   private ticks = 0;
   private readonly eventRuns = new Map<number, 'running' | 'again'>();
-  /** Timers that run a lecture's draw the moment it opens (event modes; the cron backs them). */
-  private readonly drawTimers = new Map<number, NodeJS.Timeout>();
 
   constructor(
     private readonly line: LineStore,
@@ -47,17 +45,14 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     private readonly recovery: HoldRecovery,
     private readonly scheduler: SchedulerRegistry,
     private readonly channel: AdmissionChannel,
-    private readonly draws: DrawRecorder,
+    private readonly draws: DrawScheduler,
     private readonly log: AdmissionLogStore,
     private readonly metrics: MetricsService,
     lectureEvents: LectureEvents,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    lectureEvents.onChanged(async (id) => {
-      void this.channel.slotFreed(id);
-      this.rearmDraw(id);
-      await this.drawIfOpened(id); // created (or moved) with opensAt in the past: drawn at once
-    });
+    // A raised capacity or a moved window may admit more.
+    lectureEvents.onChanged((id) => void this.channel.slotFreed(id));
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -71,70 +66,6 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
 
   onApplicationShutdown(): void {
     if (this.scheduler.doesExist('interval', CRON_NAME)) this.scheduler.deleteInterval(CRON_NAME);
-    for (const timer of this.drawTimers.values()) clearTimeout(timer);
-    this.drawTimers.clear();
-  }
-
-  /**
-   * A student entered the lecture's pre-queue: in event modes, run the draw (and the first
-   * admission) the moment the lecture opens rather than at the next tick. Any instance may;
-   * the draw runs once whoever is first. If opensAt moves, the cron still finds the new time.
-   */
-  drawAt(lectureId: number, opensAt: number): void {
-    if (!this.channel.enabled || this.drawTimers.has(lectureId)) return;
-    const timer = setTimeout(
-      () => {
-        this.drawTimers.delete(lectureId);
-        this.admitSoon(lectureId);
-      },
-      Math.max(0, opensAt - Date.now()),
-    );
-    timer.unref();
-    this.drawTimers.set(lectureId, timer);
-  }
-
-  /** A lecture whose opensAt has passed is drawn now, if it was not. Never throws. */
-  private async drawIfOpened(lectureId: number): Promise<void> {
-    try {
-      const facts = await this.facts.get(lectureId);
-      if (Date.now() >= facts.opensAt) await this.draw(lectureId);
-    } catch (err) {
-      this.logger.warn(`lecture ${lectureId}: not drawn yet (${(err as Error).message})`);
-    }
-  }
-
-  /**
-   * Runs the lecture's draw if it is due and not run yet, and records it in PostgreSQL. It
-   * admits nobody itself: in event modes the admission follows at once, otherwise the next tick.
-   */
-  private async draw(lectureId: number): Promise<void> {
-    if (await this.draws.record(lectureId)) return; // drawn, and recorded, before
-    const interval = this.config.admission.intervalMs;
-    const started = performance.now();
-    let result = await this.line.admit(lectureId, 'draw', interval);
-    if (!result && (await this.facts.reload(lectureId))) {
-      result = await this.line.admit(lectureId, 'draw', interval);
-    }
-    if (!result?.drew) {
-      if (result) await this.draws.record(lectureId); // another instance drew it meanwhile
-      return;
-    }
-    this.metrics.draw(lectureId, (performance.now() - started) / 1000);
-    if (result.waiting > 0) await this.line.watch(lectureId);
-    if (this.channel.enabled) this.admitSoon(lectureId);
-    await this.drawn(lectureId);
-  }
-
-  /** An edit may have moved opensAt: a pending draw timer follows it. */
-  private rearmDraw(lectureId: number): void {
-    const timer = this.drawTimers.get(lectureId);
-    if (!timer) return;
-    clearTimeout(timer);
-    this.drawTimers.delete(lectureId);
-    this.facts.get(lectureId).then(
-      (f) => this.drawAt(lectureId, f.opensAt),
-      () => undefined, // the cron still draws
-    );
   }
 
   /** One cron tick over every watched lecture. Never throws. */
@@ -150,7 +81,6 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       await this.channel.followOnly(lectures);
       await Promise.all(lectures.map((id) => this.admit(id, 'tick')));
       this.metrics.tick((performance.now() - started) / 1000);
-      await this.drawDue();
     } catch (err) {
       this.logger.warn(`admission tick failed: ${err instanceof Error ? err.message : err}`);
     } finally {
@@ -167,23 +97,6 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     const open = await this.snapshots.openIds(recentMs);
     await this.line.watch(...open);
     await this.log.watch(...open);
-  }
-
-  /**
-   * Every tick: draws and records each opened lecture whose draw PostgreSQL does not hold yet
-   * (API.md v3: within a second of opensAt, also with nobody pre-queued, also when the window
-   * has closed). Once recorded a lecture is never asked about again, so this costs one indexed
-   * query per tick and a few round trips per lecture, once. One failing lecture stops no other.
-   */
-  private async drawDue(): Promise<void> {
-    for (const { id, closed } of await this.snapshots.undrawn()) {
-      try {
-        if (closed && (await this.draws.recordEmptyIfClosed(id))) continue;
-        await this.draw(id);
-      } catch (err) {
-        this.logger.warn(`lecture ${id}: not drawn yet (${(err as Error).message})`);
-      }
-    }
   }
 
   /**
@@ -232,7 +145,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       this.metrics.draw(lectureId, (performance.now() - started) / 1000);
       // Recording the drawn order (a row per student) must not hold back the admissions'
       // news below: it runs aside.
-      void this.drawn(lectureId);
+      void this.draws.drawn(lectureId);
     }
     this.metrics.ticketEvent(lectureId, 'granted', result.admitted);
     // The news first: the admitted students' streams hear it before any further round trip.
@@ -247,15 +160,5 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     if (result.lapsed > 0) await this.recovery.recover(lectureId);
     if (result.idle) await this.line.unwatchIfIdle(lectureId);
     return result.admitted;
-  }
-
-  /** This instance ran the draw: live streams learn it now, PostgreSQL records it. */
-  async drawn(lectureId: number): Promise<void> {
-    await this.channel.drawn(lectureId);
-    await this.draws.record(lectureId).catch((err: Error) => {
-      this.logger.warn(
-        `lecture ${lectureId}: draw not recorded yet (${err.message}); the sweep retries`,
-      );
-    });
   }
 }

@@ -7,6 +7,7 @@ import { LecturesService } from '../lectures/lectures.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
 import { DrawSeeds } from '../fairness/draw-seeds';
+import { DrawScheduler } from '../fairness/draw.scheduler';
 import { AdmissionService } from './admission.service';
 import { HoldRecovery } from './hold-recovery.service';
 import { LineStore } from '../line/line.store';
@@ -40,6 +41,7 @@ export class QueueService {
     private readonly recovery: HoldRecovery,
     private readonly channel: AdmissionChannel,
     private readonly seeds: DrawSeeds,
+    private readonly draws: DrawScheduler,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -73,7 +75,7 @@ export class QueueService {
     const lectureId = facts.id;
     const warn = (what: string) => (err: Error) =>
       this.logger.warn(`lecture ${lectureId}: ${what} after a join failed (${err.message})`);
-    if (joined.state === 'PRE_QUEUED') this.admission.drawAt(lectureId, facts.opensAt);
+    if (joined.state === 'PRE_QUEUED') this.draws.drawAt(lectureId, facts.opensAt);
     // A cluster's sharded channel: events admit here too.
     await this.channel.follow(lectureId).catch(warn('following the news'));
     await this.channel.studentsChanged(lectureId, [studentId]);
@@ -191,7 +193,7 @@ export class QueueService {
       await this.facts.reload(lectureId);
       place = await read();
     }
-    if (place?.drew) void this.admission.drawn(lectureId); // recorded aside: not this join's wait
+    if (place?.drew) void this.draws.drawn(lectureId); // recorded aside: not this join's wait
     if (place?.state === 'LAPSED') {
       await this.recovery.recover(lectureId);
       place = await read();

@@ -1,0 +1,146 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { LectureEvents } from '../lectures/lecture-events';
+import { LectureFactsService } from '../lectures/lecture-facts.service';
+import { LectureSnapshots } from '../lectures/lecture.snapshots';
+import { LineStore } from '../line/line.store';
+import { MetricsService } from '../metrics/metrics.service';
+import { AdmissionChannel } from '../news/admission-channel';
+import { DrawRecorder } from './draw.recorder';
+
+const INTERVAL_NAME = 'draws';
+
+/**
+ * When each lecture's draw runs (API.md: at opensAt, within a second, exactly once across all
+ * instances, for every lecture): at opensAt on a timer where a student pre-queued (event
+ * modes), on every admission interval for whatever opened since (also with nobody pre-queued,
+ * also when the window closed first), and at once for a lecture created or moved into the past.
+ * The draw itself is the line's (includes/draw.lua), run by whichever script is first; this
+ * admits nobody: in event modes it tells the news bus a slot may be free, and the admission
+ * follows; otherwise the next tick admits.
+ */
+@Injectable()
+export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(DrawScheduler.name);
+  private readonly timers = new Map<number, NodeJS.Timeout>();
+  private running = false;
+
+  constructor(
+    private readonly line: LineStore,
+    private readonly facts: LectureFactsService,
+    private readonly snapshots: LectureSnapshots,
+    private readonly recorder: DrawRecorder,
+    private readonly channel: AdmissionChannel,
+    private readonly scheduler: SchedulerRegistry,
+    private readonly metrics: MetricsService,
+    lectureEvents: LectureEvents,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    lectureEvents.onChanged(async (id) => {
+      this.rearm(id);
+      await this.drawIfOpened(id); // created (or moved) with opensAt in the past: drawn at once
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    const timer = setInterval(() => void this.drawDue(), this.config.admission.intervalMs);
+    this.scheduler.addInterval(INTERVAL_NAME, timer);
+  }
+
+  onApplicationShutdown(): void {
+    if (this.scheduler.doesExist('interval', INTERVAL_NAME)) {
+      this.scheduler.deleteInterval(INTERVAL_NAME);
+    }
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  /** A student entered the pre-queue: in event modes, draw the moment the lecture opens. */
+  drawAt(lectureId: number, opensAt: number): void {
+    if (!this.channel.enabled || this.timers.has(lectureId)) return;
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(lectureId);
+        void this.drawIfOpened(lectureId);
+      },
+      Math.max(0, opensAt - Date.now()),
+    );
+    timer.unref();
+    this.timers.set(lectureId, timer);
+  }
+
+  /**
+   * Draws and records each opened lecture whose draw PostgreSQL does not hold yet. Once
+   * recorded a lecture is never asked about again, so this costs one indexed query per
+   * interval and a few round trips per lecture, once. One failing lecture stops no other.
+   */
+  async drawDue(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      for (const { id, closed } of await this.snapshots.undrawn()) {
+        if (closed && (await this.recorder.recordEmptyIfClosed(id).catch(() => false))) continue;
+        await this.draw(id).catch((err: Error) => {
+          this.logger.warn(`lecture ${id}: not drawn yet (${err.message})`);
+        });
+      }
+    } catch (err) {
+      this.logger.warn(`draws not looked for this time: ${(err as Error).message}`);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** A script of this instance ran the draw: live streams learn it now, PostgreSQL records it. */
+  async drawn(lectureId: number): Promise<void> {
+    await this.channel.drawn(lectureId);
+    await this.recorder.record(lectureId).catch((err: Error) => {
+      this.logger.warn(`lecture ${lectureId}: draw not recorded yet (${err.message}); retried`);
+    });
+  }
+
+  /** A lecture whose opensAt has passed is drawn now, if it was not. Never throws. */
+  private async drawIfOpened(lectureId: number): Promise<void> {
+    try {
+      const facts = await this.facts.get(lectureId);
+      if (Date.now() >= facts.opensAt) await this.draw(lectureId);
+    } catch (err) {
+      this.logger.warn(`lecture ${lectureId}: not drawn yet (${(err as Error).message})`);
+    }
+  }
+
+  /** Runs the lecture's draw if it is due and not run yet, and records it in PostgreSQL. */
+  private async draw(lectureId: number): Promise<void> {
+    if (await this.recorder.record(lectureId)) return; // drawn, and recorded, before
+    const started = performance.now();
+    let result = await this.line.draw(lectureId);
+    if (!result && (await this.facts.reload(lectureId))) result = await this.line.draw(lectureId);
+    if (!result?.drew) {
+      if (result) await this.recorder.record(lectureId); // another instance drew it meanwhile
+      return;
+    }
+    this.metrics.draw(lectureId, (performance.now() - started) / 1000);
+    if (result.waiting > 0) await this.line.watch(lectureId); // the cron admits the drawn
+    await this.channel.slotFreed(lectureId); // event modes: the admission follows at once
+    await this.drawn(lectureId);
+  }
+
+  /** An edit may have moved opensAt: a pending timer follows it. */
+  private rearm(lectureId: number): void {
+    const timer = this.timers.get(lectureId);
+    if (!timer) return;
+    clearTimeout(timer);
+    this.timers.delete(lectureId);
+    this.facts.get(lectureId).then(
+      (f) => this.drawAt(lectureId, f.opensAt),
+      () => undefined, // the interval still draws
+    );
+  }
+}
