@@ -1,3 +1,5 @@
+import type { components } from './api-schema.js';
+
 /** A contract error: `{ statusCode, code, message }`, with Retry-After when the service sent one. */
 export class ApiError extends Error {
   constructor(
@@ -10,49 +12,16 @@ export class ApiError extends Error {
   }
 }
 
-export interface Lecture {
-  id: number;
-  title: string;
-  capacity: number;
-  seatsLeft: number;
-  opensAt: string;
-  closesAt: string | null;
-  status: 'SCHEDULED' | 'OPEN' | 'FULL' | 'CLOSED';
-  admission: {
-    batchSize: number;
-    ticketTtlSeconds: number;
-    maxActiveTickets: number;
-    preQueueMinutes: number;
-  };
-}
+// The service's own types, generated from the OpenAPI description it serves (api-schema.d.ts):
+// nothing here is copied by hand, so a field the service changes is a compile error here.
+type Schemas = components['schemas'];
 
+export type Lecture = Schemas['LectureView'];
 /** GET /lectures/:id/stats, and each `event: stats` of the live stats stream. */
-export interface LectureStats {
-  waiting: number;
-  activeTickets: number;
-  enrolled: number;
-  seatsLeft: number;
-  admittedTotal: number;
-  preQueued: number;
-  /** live stream only: admissions per second over the last 10 s */
-  admittedPerSecond?: number;
-}
-
-export interface QueueStatus {
-  lectureId: number;
-  status: 'WAITING' | 'ADMITTED' | 'ENROLLED' | 'NOT_QUEUED' | 'PRE_QUEUED';
-  position: number | null;
-  waiting: number;
-  estimatedWaitSeconds: number | null;
-  ticketExpiresAt: string | null;
-  seatsLeft: number;
-}
-
-export interface Enrollment {
-  lectureId: number;
-  title: string;
-  enrolledAt: string;
-}
+export type LectureStats = Schemas['LectureStats'] &
+  Partial<Pick<Schemas['LiveStatsView'], 'admittedPerSecond'>>;
+export type QueueStatus = Schemas['QueueStatusView'];
+export type Enrollment = Schemas['MyEnrollment'];
 
 /** One JSON call with the bearer token in its header (never in the URL), and a JSON body. */
 export async function call<T>(
