@@ -10,6 +10,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { LectureEvents } from '../lectures/lecture-events';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { LectureSnapshots } from '../lectures/lecture.snapshots';
+import { OrderFence } from '../lectures/order-fence';
 import { LineStore } from '../line/line.store';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
@@ -36,6 +37,7 @@ export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutd
     private readonly line: LineStore,
     private readonly facts: LectureFactsService,
     private readonly snapshots: LectureSnapshots,
+    private readonly fence: OrderFence,
     private readonly recorder: DrawRecorder,
     private readonly channel: AdmissionChannel,
     private readonly scheduler: SchedulerRegistry,
@@ -120,8 +122,12 @@ export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutd
   private async draw(lectureId: number): Promise<void> {
     if (await this.recorder.record(lectureId)) return; // drawn, and recorded, before
     const started = performance.now();
-    let result = await this.line.draw(lectureId);
-    if (!result && (await this.facts.reload(lectureId))) result = await this.line.draw(lectureId);
+    const draw = async () => {
+      if (!this.line.orderHeld(lectureId)) await this.fence.hold(lectureId); // numbers handed out
+      return this.line.draw(lectureId);
+    };
+    let result = await draw();
+    if (!result && (await this.facts.reload(lectureId))) result = await draw();
     if (!result?.drew) {
       if (result) await this.recorder.record(lectureId); // another instance drew it meanwhile
       return;

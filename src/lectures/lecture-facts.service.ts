@@ -109,12 +109,13 @@ export class LectureFactsService {
 
   private async rebuild(id: number): Promise<LectureFacts | null> {
     for (let i = 0; i < REBUILD_TRIES; i++) {
+      const epoch = this.line.connectionEpoch; // before the read: a change meanwhile reads again
       const snapshot = await this.snapshots.withHolders(id);
       if (!snapshot) return null;
       // Refused: a commit newer than the snapshot reached Redis meanwhile; read again.
       const { facts, holders, floor } = snapshot;
       // The order's floor first: with the facts missing no script of the line runs meanwhile.
-      await this.line.restoreOrder(id, floor);
+      await this.line.restoreOrder(id, floor, epoch);
       if (await this.store.rebuild(facts, holders)) return facts;
     }
     // A store that cannot settle is unavailable for this request, not an error of ours (500).

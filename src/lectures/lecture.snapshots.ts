@@ -60,6 +60,15 @@ export class LectureSnapshots {
     return row ? { facts: factsOf(row), holders: row.holders, floor: floorOf(row) } : null;
   }
 
+  /** The floor of the lecture's queue order alone; null when there is no such lecture. */
+  async floor(id: number): Promise<QueueOrderFloor | null> {
+    if (id > MAX_ID) return null;
+    const [row] = await this.db.query(`SELECT ${FLOOR_COLUMNS} FROM lecture l WHERE l.id = $1`, [
+      id,
+    ]);
+    return row ? floorOf(row) : null;
+  }
+
   /** The lecture, and which of `students` hold a seat in it. */
   async withHoldersAmong(
     id: number,

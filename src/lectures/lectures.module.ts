@@ -4,6 +4,7 @@ import { LectureEvents } from './lecture-events';
 import { LectureFactsService } from './lecture-facts.service';
 import { LectureFactsStore } from './lecture-facts.store';
 import { LectureSnapshots } from './lecture.snapshots';
+import { OrderFence } from './order-fence';
 import { LecturesController } from './lectures.controller';
 import { LecturesService } from './lectures.service';
 
@@ -16,7 +17,8 @@ import { LecturesService } from './lectures.service';
     LectureFactsStore,
     LectureSnapshots,
     LectureEvents,
+    OrderFence,
   ],
-  exports: [LecturesService, LectureFactsService, LectureSnapshots, LectureEvents],
+  exports: [LecturesService, LectureFactsService, LectureSnapshots, LectureEvents, OrderFence],
 })
 export class LecturesModule {}

@@ -4,6 +4,7 @@ import { WAITING_LECTURES_KEY, lectureKeys } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
 import { ScriptError, isScriptError } from '../redis/script-commands';
 import type { QueueOrderFloor } from '../lectures/lecture.snapshots';
+import { watchConnectionEpochs } from './connection-epochs';
 import { AdmitResult, Place, PlaceState, QueueShape, shapeOf } from './line.types';
 
 /**
@@ -18,7 +19,31 @@ import { AdmitResult, Place, PlaceState, QueueShape, shapeOf } from './line.type
  */
 @Injectable()
 export class LineStore {
-  constructor(@InjectRedis() private readonly redis: RedisClient) {}
+  /** Bumped whenever the Redis behind the line may have lost its last writes (see below). */
+  private epoch = 1;
+  /** Per lecture, the epoch in which its queue order's floor was last restored. */
+  private readonly floorHeld = new Map<number, number>();
+
+  constructor(@InjectRedis() private readonly redis: RedisClient) {
+    watchConnectionEpochs(redis, () => (this.epoch += 1));
+  }
+
+  /**
+   * Whether the lecture's queue numbers are known to continue above what PostgreSQL recorded
+   * since Redis last (re)connected or moved a slot to another master. A failover's promoted
+   * replica, or a restart from a persistence file, can lack the last INCRs of the counter while
+   * keeping the facts, so nothing would rebuild them: until the floor is restored again, no
+   * script that hands out numbers (join, admit, draw) may run for the lecture (API.md v3:
+   * queueSeq is never reused).
+   */
+  orderHeld(lectureId: number): boolean {
+    return this.floorHeld.get(lectureId) === this.epoch;
+  }
+
+  /** The current epoch, read before the floor is read from PostgreSQL. */
+  get connectionEpoch(): number {
+    return this.epoch;
+  }
 
   /**
    * The student's place; with `join`, joins at the back (or the pre-queue) first. `member` is
@@ -161,12 +186,14 @@ export class LineStore {
    * After Redis lost the lecture's data: queue numbers continue above what PostgreSQL recorded,
    * and a recorded draw is not run again (restore-order-2).
    */
-  async restoreOrder(lectureId: number, floor: QueueOrderFloor): Promise<void> {
+  async restoreOrder(lectureId: number, floor: QueueOrderFloor, epoch: number): Promise<void> {
     const k = lectureKeys(lectureId);
     const d = floor.draw;
     await this.redis.restoreOrder(
       k.seq, k.draw, floor.seq, d?.at ?? '', d?.count ?? '', d?.first ?? '',
     ); // prettier-ignore
+    // Held only for the epoch the floor was read in: a change meanwhile asks again.
+    if ((this.floorHeld.get(lectureId) ?? 0) < epoch) this.floorHeld.set(lectureId, epoch);
   }
 
   /** The drawn list is recorded in PostgreSQL: Redis's copy goes. */

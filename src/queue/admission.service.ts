@@ -12,6 +12,8 @@ import { DrawScheduler } from '../fairness/draw.scheduler';
 import { LectureEvents } from '../lectures/lecture-events';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { LectureSnapshots } from '../lectures/lecture.snapshots';
+import { OrderFence } from '../lectures/order-fence';
+import { AppError } from '../common/error-codes';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
 import { HoldRecovery } from './hold-recovery.service';
@@ -42,6 +44,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     private readonly line: LineStore,
     private readonly facts: LectureFactsService,
     private readonly snapshots: LectureSnapshots,
+    private readonly fence: OrderFence,
     private readonly recovery: HoldRecovery,
     private readonly scheduler: SchedulerRegistry,
     private readonly channel: AdmissionChannel,
@@ -131,14 +134,22 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   async admit(lectureId: number, mode: 'tick' | 'event'): Promise<number> {
     const interval = this.config.admission.intervalMs;
     const started = performance.now();
-    let result = await this.line.admit(lectureId, mode, interval);
+    // Admission may run the draw, which hands out queue numbers: the order's floor must hold.
+    const admit = async () => {
+      if (!this.line.orderHeld(lectureId)) await this.fence.hold(lectureId);
+      return this.line.admit(lectureId, mode, interval);
+    };
+    let result = await admit().catch((err: unknown) => {
+      if (err instanceof AppError && err.code === 'LECTURE_NOT_FOUND') return null;
+      throw err;
+    });
     if (!result) {
       // Redis lost the lecture's facts: rebuild them from PostgreSQL, then admit.
       if (!(await this.facts.reload(lectureId))) {
         await this.line.unwatchIfIdle(lectureId);
         return 0;
       }
-      result = await this.line.admit(lectureId, mode, interval);
+      result = await admit();
     }
     if (!result) return 0;
     if (result.drew) {

@@ -4,6 +4,7 @@ import { AppError } from '../common/error-codes';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { LectureFacts } from '../lectures/lecture-facts';
 import { LecturesService } from '../lectures/lectures.service';
+import { OrderFence } from '../lectures/order-fence';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
 import { DrawSeeds } from '../fairness/draw-seeds';
@@ -42,6 +43,7 @@ export class QueueService {
     private readonly channel: AdmissionChannel,
     private readonly seeds: DrawSeeds,
     private readonly draws: DrawScheduler,
+    private readonly fence: OrderFence,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -187,7 +189,11 @@ export class QueueService {
   private async placeOf(facts: LectureFacts, studentId: string, join: boolean): Promise<Place> {
     const lectureId = facts.id;
     const member = await this.seeds.memberFor(facts, studentId);
-    const read = () => this.line.place(lectureId, studentId, join, member);
+    const read = async () => {
+      // A read may run the draw, which hands out queue numbers: the order's floor must hold.
+      if (!this.line.orderHeld(lectureId)) await this.fence.hold(lectureId);
+      return this.line.place(lectureId, studentId, join, member);
+    };
     let place = await read();
     if (!place) {
       await this.facts.reload(lectureId);
