@@ -44,8 +44,11 @@ export class LectureFactsService {
       if ('missing' in hit) throw lectureNotFound(id);
       return hit.facts;
     }
+    // A tombstone says the lecture exists (created or changed lately, perhaps on another
+    // instance whose newer id this one has not seen yet): rebuild it without asking max(id).
+    const read = await this.store.read(id);
     const facts =
-      (await this.store.read(id)) ?? ((await this.mayExist(id)) ? await this.reload(id) : null);
+      read.facts ?? (read.known || (await this.mayExist(id)) ? await this.reload(id) : null);
     this.cache.set(id, facts ? { facts } : { missing: true });
     if (!facts) throw lectureNotFound(id);
     return facts;

@@ -15,9 +15,13 @@ export type SeatChange = 'enrolled' | 'cancelled' | '';
 export class LectureFactsStore {
   constructor(@InjectRedis() private readonly redis: RedisClient) {}
 
-  /** The facts, or undefined when missing or incomplete. */
-  async read(id: number): Promise<LectureFacts | undefined> {
-    return fromHash(id, await this.redis.hgetall(lectureKeys(id).facts));
+  /**
+   * The facts, or undefined when missing or incomplete; `known` when Redis holds anything of
+   * them (a tombstone too): only a lecture that exists is ever written here.
+   */
+  async read(id: number): Promise<{ facts: LectureFacts | undefined; known: boolean }> {
+    const hash = await this.redis.hgetall(lectureKeys(id).facts);
+    return { facts: fromHash(id, hash), known: Object.keys(hash).length > 0 };
   }
 
   /** Records a committed row, and what it did to these students' seats. */

@@ -135,6 +135,21 @@ describe('Lecture facts in Redis', () => {
     expect(snapshots).toHaveBeenCalledTimes(1);
   });
 
+  it('a lecture created on another instance a moment ago is found, however fresh this one thinks its highest id is', async () => {
+    // b looked up the highest id just now, before the lecture existed ...
+    const facts = b.app.get(LectureFactsService) as unknown as {
+      maxId: { value: number; at: number };
+    };
+    facts.maxId.at = Date.now() + 3_600_000;
+    // ... and a creates one opening later (not drawn yet: Redis holds only its tombstone).
+    const { id } = await createLecture(a.url, {
+      opensAt: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    expect(facts.maxId.value).toBeLessThan(id);
+    expect((await queueStatus(b.url, id, 'quick')).status).toBe(200);
+    facts.maxId.at = 0;
+  });
+
   it('rebuilds refused again and again (Redis keeps seeing a newer version) answer 503 UNAVAILABLE, not 500', async () => {
     const { id } = await createLecture(a.url);
     // A tombstone newer than any row PostgreSQL will hand out: every rebuild is refused.
