@@ -162,6 +162,26 @@ describe('Enrollment (API.md, Enrollment)', () => {
     await invariant1(id);
   });
 
+  it("an insert referencing the lecture (the admission log's copy, a draw's record) never makes an enroll wait", async () => {
+    const { id } = await createLecture(url, { capacity: 2 });
+    await admitted(id, ['unhindered']);
+    // What a foreign key's check takes on the lecture row while such an insert's transaction
+    // is open: KEY SHARE. The enroll's FOR NO KEY UPDATE does not conflict with it (FOR UPDATE
+    // did: the enroll waited, here until the lock time-out, and answered 503).
+    const inserter = new Client({ connectionString: databaseUrl(ctx.dbName) });
+    await inserter.connect();
+    try {
+      await inserter.query('BEGIN');
+      await inserter.query('SELECT 1 FROM lecture WHERE id = $1 FOR KEY SHARE', [id]);
+      const res = await enroll(url, id, 'unhindered');
+      expect([res.status, res.body.status]).toEqual([201, 'ENROLLED']);
+    } finally {
+      await inserter.query('ROLLBACK');
+      await inserter.end();
+    }
+    await invariant1(id);
+  });
+
   it('cancel: 204, the seat returns, and the next student in the queue gets it', async () => {
     const { id } = await createLecture(url, { capacity: 1 });
     await admitted(id, ['first']);
