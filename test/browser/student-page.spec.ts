@@ -56,6 +56,13 @@ describe('Student page (GET /)', () => {
     return page;
   }
 
+  /** A student's request straight to the service, beside what the page does. */
+  const api = (method: string, path: string, student: string) =>
+    fetch(`${server.url}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${tokenFor(student)}` },
+    });
+
   const joinFromPage = async (page: Page, id: number) => {
     await page.getByTestId(`join-${id}`).click();
   };
@@ -93,11 +100,6 @@ describe('Student page (GET /)', () => {
       capacity: 2,
       admission: { maxActiveTickets: 1 },
     });
-    const api = (method: string, path: string, student: string) =>
-      fetch(`${server.url}${path}`, {
-        method,
-        headers: { Authorization: `Bearer ${tokenFor(student)}` },
-      });
     expect((await api('POST', `/lectures/${id}/queue`, 'holder')).status).toBe(201); // the ticket
 
     const streams: string[] = [];
@@ -150,11 +152,6 @@ describe('Student page (GET /)', () => {
 
   it('waiting for a full lecture (its stream ended): a seat given back later admits the student, and the page says so', async () => {
     const { id } = await lecture({ title: 'Second chance', capacity: 1 });
-    const api = (method: string, path: string, student: string) =>
-      fetch(`${server.url}${path}`, {
-        method,
-        headers: { Authorization: `Bearer ${tokenFor(student)}` },
-      });
     expect((await api('POST', `/lectures/${id}/queue`, 'keeper')).status).toBe(201); // the ticket
     const streams: string[] = [];
     const page = await studentPage('hopeful', id, 1000, (p) =>
