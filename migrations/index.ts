@@ -2,6 +2,7 @@ import { Init1764460800000 } from './1764460800000-Init';
 import { LectureVersion1764547200000 } from './1764547200000-LectureVersion';
 import { FairOpening1764633600000 } from './1764633600000-FairOpening';
 import { UndrawnIndex1764720000000 } from './1764720000000-UndrawnIndex';
+import { Terms1764806400000 } from './1764806400000-Terms';
 
 /** Every migration, in order. Listed explicitly so the app, the CLI and jest load the same set. */
 export const MIGRATIONS = [
@@ -9,4 +10,5 @@ export const MIGRATIONS = [
   LectureVersion1764547200000,
   FairOpening1764633600000,
   UndrawnIndex1764720000000,
+  Terms1764806400000,
 ];

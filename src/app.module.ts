@@ -11,6 +11,7 @@ import { LecturesModule } from './lectures/lectures.module';
 import { LiveModule } from './live/live.module';
 import { QueueModule } from './queue/queue.module';
 import { RedisModule } from './redis/redis.module';
+import { TermsModule } from './terms/terms.module';
 
 @Module({})
 export class AppModule {
@@ -28,6 +29,7 @@ export class AppModule {
         LecturesModule,
         FairnessModule,
         QueueModule,
+        TermsModule,
         EnrollModule,
         LiveModule,
       ],

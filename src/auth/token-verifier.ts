@@ -8,7 +8,7 @@ import { AppError } from '../common/error-codes';
 import type { AuthUser } from './current-user.decorator';
 import { ROLES, Role } from './roles.decorator';
 
-const SUB_PATTERN = /^[A-Za-z0-9_.:@-]{1,64}$/;
+export const SUB_PATTERN = /^[A-Za-z0-9_.:@-]{1,64}$/;
 const ASYMMETRIC: Algorithm[] = ['RS256', 'ES256'];
 /**
  * Tokens verified lately. A student's browser sends the same token with its join, its stream

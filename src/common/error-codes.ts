@@ -12,6 +12,10 @@ export const ERROR_STATUS = {
   NO_TICKET: 403,
   NOT_ENROLLED: 404,
   CAPACITY_BELOW_ENROLLED: 409,
+  CREDIT_LIMIT: 409,
+  TIME_CONFLICT: 409,
+  SAME_COURSE: 409,
+  HAS_ENROLLMENTS: 409,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   UNAVAILABLE: 503,
@@ -26,6 +30,8 @@ export interface ErrorBody {
   statusCode: number;
   code: ErrorCode;
   message: string;
+  /** TIME_CONFLICT and SAME_COURSE: the held lectures in the way */
+  conflictsWith?: number[];
 }
 
 /** An error the client is meant to see, carrying one of the contract's codes. */
@@ -34,9 +40,10 @@ export class AppError extends HttpException {
     readonly code: ErrorCode,
     message: string,
     readonly headers: Record<string, string> = {},
+    extra: Pick<ErrorBody, 'conflictsWith'> = {},
   ) {
     super(
-      { statusCode: ERROR_STATUS[code], code, message } satisfies ErrorBody,
+      { statusCode: ERROR_STATUS[code], code, message, ...extra } satisfies ErrorBody,
       ERROR_STATUS[code],
     );
   }

@@ -32,6 +32,8 @@ export class StrictValidationPipe extends ValidationPipe {
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // No body at all is an empty object: a route whose body is all optional takes none.
+    if (metadata.type === 'body' && value === undefined) value = {};
     const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
     if (metadata.type === 'body' && !isObject) {
       throw new AppError('VALIDATION_FAILED', 'body must be a JSON object');

@@ -36,6 +36,31 @@ export function IsText(min: number, max: number, options?: ValidationOptions) {
   };
 }
 
+/** A term or course code: 1–max characters of `[A-Za-z0-9_.-]`. */
+export const CODE_PATTERN = '^[A-Za-z0-9_.-]{1,32}$';
+
+export function IsCode(options?: ValidationOptions) {
+  return (target: object, propertyName: string) => {
+    ApiProperty({ type: String, pattern: CODE_PATTERN, minLength: 1, maxLength: 32 })(
+      target,
+      propertyName,
+    );
+    registerDecorator({
+      name: 'isCode',
+      target: target.constructor,
+      propertyName,
+      options: {
+        message: `${propertyName} must be 1 to 32 characters of A-Z, a-z, 0-9, '_', '.' and '-'`,
+        ...options,
+      },
+      validator: {
+        validate: (value: unknown) =>
+          typeof value === 'string' && new RegExp(CODE_PATTERN).test(value),
+      },
+    });
+  };
+}
+
 // A full date-time with a zone: a bare local time would mean different instants on
 // different servers.
 const ISO_DATE_TIME =

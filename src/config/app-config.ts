@@ -28,6 +28,10 @@ export interface AppConfig {
    * holds the final word (see enroll/), and a dead instance's holds are recovered.
    */
   enrollHoldMs: number;
+  /** The term of a lecture created without one, and of /me/timetable without ?term. */
+  defaultTerm: string;
+  /** A student's credit limit in a term whose limit was never set. */
+  maxCredits: number;
   rateLimitPerSecond: number;
   /** Live queue streams one instance holds at most; beyond, opening one answers 503. */
   maxStreams: number;

@@ -62,6 +62,12 @@ export class EnvSchema {
   @IsOptional() @toInt() @IsInt() @Min(0) @Max(1_000_000) RATE_LIMIT_PER_SECOND?: number;
   @IsOptional() @toInt() @IsInt() @Min(10) @Max(600) ENROLL_HOLD_SECONDS?: number;
   @IsOptional() @toInt() @IsInt() @Min(0) @Max(1_000_000) MAX_STREAMS?: number;
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_.-]{1,32}$/, {
+    message: "DEFAULT_TERM must be 1 to 32 characters of A-Z, a-z, 0-9, '_', '.' and '-'",
+  })
+  DEFAULT_TERM?: string;
+  @IsOptional() @toInt() @IsInt() @Min(0) @Max(60) MAX_CREDITS?: number;
 
   @IsOptional() @IsString() CORS_ORIGINS?: string;
 

@@ -80,6 +80,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       preQueueMinutes: e.PRE_QUEUE_MINUTES ?? 30,
     },
     enrollHoldMs: (e.ENROLL_HOLD_SECONDS ?? 10) * 1000,
+    defaultTerm: e.DEFAULT_TERM ?? 'current',
+    maxCredits: e.MAX_CREDITS ?? 18,
     rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND ?? 20,
     maxStreams: e.MAX_STREAMS ?? 20_000,
     corsOrigins,

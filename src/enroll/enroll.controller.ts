@@ -1,4 +1,16 @@
-import { UseGuards, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
+import { IsInt, Max, Min } from 'class-validator';
+import { IsOmittable } from '../common/validators';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../docs/api-errors.decorator';
 import type { FastifyReply } from 'fastify';
@@ -7,6 +19,14 @@ import { Roles } from '../auth/roles.decorator';
 import { RateLimitGuard } from '../ratelimit/rate-limit.guard';
 import { ParseIdPipe } from '../common/parse-id.pipe';
 import { EnrollService, EnrollView, MyEnrollments } from './enroll.service';
+
+export class EnrollBodyDto {
+  /**
+   * Swap: give up your seat in this lecture (of the same term) and take one here, in one
+   * transaction, both or neither; the term's rules are checked as if it were already dropped.
+   */
+  @IsOmittable() @IsInt() @Min(1) @Max(2_147_483_647) swapFrom?: number;
+}
 
 @ApiTags('enrollment')
 @UseGuards(RateLimitGuard)
@@ -23,9 +43,23 @@ export class EnrollController {
     'NOT_OPEN',
     'FULL',
     'CLOSED',
+    'SAME_COURSE',
+    'TIME_CONFLICT',
+    'CREDIT_LIMIT',
+    'NOT_ENROLLED',
     'RATE_LIMITED',
   )
-  @ApiOperation({ summary: 'Enroll with an admission ticket' })
+  @ApiOperation({
+    summary: 'Enroll with an admission ticket (or swap a held lecture for this one)',
+    description:
+      'After the ticket and window checks, and only while a seat is free (FULL first), the ' +
+      "term's rules refuse in this order: SAME_COURSE (another section of the course held), " +
+      'TIME_CONFLICT (a meeting overlaps a held one; both add conflictsWith), CREDIT_LIMIT. ' +
+      'On those refusals the ticket is kept with its remaining lifetime. With swapFrom, the seat ' +
+      'there is given up in the same transaction: both or neither, and its seat goes to the next ' +
+      'student of its queue. NOT_ENROLLED: no seat in swapFrom; VALIDATION_FAILED: swapFrom is this ' +
+      'lecture or in another term.',
+  })
   @ApiResponse({ status: 201, type: EnrollView, description: 'status ENROLLED: the seat is yours' })
   @ApiResponse({
     status: 200,
@@ -35,10 +69,11 @@ export class EnrollController {
   @Post('lectures/:id/enroll')
   async enroll(
     @Param('id', ParseIdPipe) id: number,
+    @Body() body: EnrollBodyDto,
     @CurrentUser() user: AuthUser,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<EnrollView> {
-    const { created, view } = await this.enrollments.enroll(id, user.id);
+    const { created, view } = await this.enrollments.enroll(id, user.id, body.swapFrom);
     reply.status(created ? 201 : 200);
     return view;
   }

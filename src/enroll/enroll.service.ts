@@ -10,6 +10,7 @@ import { AdmissionChannel } from '../news/admission-channel';
 import { LineStore } from '../line/line.store';
 import { EnrollBatcher } from './enroll-batcher';
 import { SeatRecorder } from './seat-recorder';
+import { EnrollOutcome, RefusalDetail, RuleRefusal } from './enroll-statement';
 import { MAX_TRANSACTION_MS, SeatTransactions } from './seat.transactions';
 
 export class MyEnrollment {
@@ -27,6 +28,8 @@ export class EnrollView {
   lectureId: number;
   enrolledAt: string;
   seatsLeft: number;
+  /** a swap: the lecture whose seat was given up in the same transaction */
+  swappedFrom?: number;
 }
 
 type Answer = { created: boolean; view: EnrollView };
@@ -55,10 +58,16 @@ export class EnrollService {
    * Consume the ticket first (one DEL only one request wins), then the row-locked transaction.
    * A failure that is not the student's gives the ticket back and answers UNAVAILABLE.
    */
-  async enroll(lectureId: number, studentId: string): Promise<Answer> {
+  async enroll(lectureId: number, studentId: string, swapFrom?: number): Promise<Answer> {
     await this.facts.get(lectureId); // LECTURE_NOT_FOUND before touching any ticket
+    if (swapFrom !== undefined) {
+      if (swapFrom === lectureId) {
+        throw new AppError('VALIDATION_FAILED', 'swapFrom must be another lecture than the one enrolled in'); // prettier-ignore
+      }
+      await this.facts.get(swapFrom);
+    }
     try {
-      const result = await this.consumeAndEnroll(lectureId, studentId);
+      const result = await this.consumeAndEnroll(lectureId, studentId, swapFrom);
       this.metrics.enrollOutcome(lectureId, result.view.status);
       return result;
     } catch (err) {
@@ -70,7 +79,11 @@ export class EnrollService {
     }
   }
 
-  private async consumeAndEnroll(lectureId: number, studentId: string): Promise<Answer> {
+  private async consumeAndEnroll(
+    lectureId: number,
+    studentId: string,
+    swapFrom: number | undefined,
+  ): Promise<Answer> {
     const holdMs = this.config.enrollHoldMs;
     const consumedAt = Date.now();
     const ticket = await this.line.consume(lectureId, studentId, holdMs);
@@ -80,12 +93,45 @@ export class EnrollService {
 
     const sendBy = consumedAt + holdMs - MAX_TRANSACTION_MS;
     const request = { studentId, sendBy, queueSeq };
-    const outcome = await this.batcher.submit(lectureId, request).catch(async (err) => {
+    const faulted = async (err: unknown): Promise<never> => {
       if (!isInfraError(err)) throw err;
       this.metrics.storeError(infraStore(err));
       throw await this.unavailable(lectureId, studentId, msLeft, 'the database could not take the enrollment');
-    }); // prettier-ignore
+    }; // prettier-ignore
+    if (swapFrom === undefined) {
+      const outcome = await this.batcher.submit(lectureId, request).catch(faulted);
+      return this.answer(lectureId, studentId, msLeft, outcome);
+    }
 
+    const swapped = await this.seats.swap(lectureId, swapFrom, request).catch(faulted);
+    switch (swapped.kind) {
+      case 'SWAPPED': {
+        const { taken, freed } = swapped;
+        await this.recorder.record(taken.lecture, 'enrolled', studentId);
+        // The seat given up goes to the next student of its queue, as a cancel's does.
+        await this.record(freed, 'cancelled', [studentId]);
+        void this.channel.studentsChanged(swapFrom, [studentId]);
+        const v = view('ENROLLED', lectureId, taken.enrolledAt, taken.lecture.seatsLeft);
+        return { created: true, view: { ...v, swappedFrom: swapFrom } };
+      }
+      case 'NOT_ENROLLED':
+        await this.giveBack(lectureId, studentId, msLeft);
+        throw new AppError('NOT_ENROLLED', `you hold no seat in lecture ${swapFrom} to swap from`);
+      case 'OTHER_TERM':
+        await this.giveBack(lectureId, studentId, msLeft);
+        throw new AppError('VALIDATION_FAILED', `swapFrom: lecture ${swapFrom} is in another term`);
+      case 'KEPT':
+        return this.answer(lectureId, studentId, msLeft, swapped.outcome);
+    }
+  }
+
+  /** The answer to one seat transaction's outcome, the ticket's fate settled first. */
+  private async answer(
+    lectureId: number,
+    studentId: string,
+    msLeft: number,
+    outcome: EnrollOutcome,
+  ): Promise<Answer> {
     switch (outcome.kind) {
       case 'ENROLLED':
       case 'ALREADY_ENROLLED': {
@@ -104,6 +150,17 @@ export class EnrollService {
         // The admin moved the window after this admission: not the student's doing.
         await this.giveBack(lectureId, studentId, msLeft);
         throw new AppError('NOT_OPEN', 'enrollment has not opened yet');
+      case 'SAME_COURSE':
+      case 'TIME_CONFLICT':
+      case 'CREDIT_LIMIT': {
+        // The student may drop or swap and come back without queueing again.
+        const kept = await this.giveBack(lectureId, studentId, msLeft);
+        const ticket = kept
+          ? `your ticket is kept until ${new Date(Date.now() + msLeft).toISOString()}`
+          : `your ticket is given back within ${this.config.enrollHoldMs / 1000} s`;
+        const extra = outcome.kind === 'CREDIT_LIMIT' ? {} : { conflictsWith: outcome.conflictsWith }; // prettier-ignore
+        throw new AppError(outcome.kind, `${refusalText(outcome.kind, outcome)}; ${ticket}`, {}, extra); // prettier-ignore
+      }
       case 'TOO_LATE':
         throw await this.unavailable(
           lectureId,
@@ -187,6 +244,19 @@ export class EnrollService {
         `lecture ${lecture.id}: committed, but Redis was not updated: ${(err as Error).message}`,
       );
     }
+  }
+}
+
+function refusalText(kind: RuleRefusal, d: RefusalDetail): string {
+  const ids = d.conflictsWith.join(', ');
+  const s = d.conflictsWith.length === 1 ? '' : 's';
+  switch (kind) {
+    case 'SAME_COURSE':
+      return `you already hold another section of this course in the term (lecture${s} ${ids})`;
+    case 'TIME_CONFLICT':
+      return `a meeting overlaps one of lecture${s} ${ids}, which you hold in the term`;
+    case 'CREDIT_LIMIT':
+      return `you hold ${d.heldCredits} credits in the term; this lecture's ${d.lectureCredits} would exceed your limit of ${d.maxCredits}`; // prettier-ignore
   }
 }
 

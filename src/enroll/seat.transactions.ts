@@ -1,8 +1,17 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { escapeLiteral, Pool, PoolClient, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { LectureFacts, factsOf } from '../lectures/lecture-facts';
+import {
+  EnrollOutcome,
+  EnrollRequest,
+  LECTURE_COLUMNS,
+  enrollStatementSql,
+  lockStudentsSql,
+  outcomeOf,
+} from './enroll-statement';
 
 /** Lock and statement time-outs: a stuck lock answers 503 quickly instead of hanging requests. */
 export const LOCK_TIMEOUT_MS = 2000;
@@ -14,25 +23,15 @@ export const STATEMENT_TIMEOUT_MS = 5000;
  */
 export const MAX_TRANSACTION_MS = LOCK_TIMEOUT_MS + STATEMENT_TIMEOUT_MS + 1000;
 
-export interface EnrollRequest {
-  studentId: string;
-  /** ms since the epoch: past this the transaction must not be sent for this student */
-  sendBy: number;
-  /** the queue sequence number of the ticket consumed, recorded with the row (null: unknown) */
-  queueSeq: number | null;
-}
-
-/** Every outcome carries the lecture as the transaction left it, to record in Redis. */
-export type EnrollOutcome =
-  | { kind: 'ENROLLED' | 'ALREADY_ENROLLED'; enrolledAt: Date; lecture: LectureFacts }
-  | { kind: 'FULL' | 'CLOSED' | 'NOT_OPEN'; lecture: LectureFacts }
-  | { kind: 'NOT_FOUND' | 'TOO_LATE' };
+export type { EnrollOutcome, EnrollRequest } from './enroll-statement';
 
 export type CancelOutcome = { kind: 'CANCELLED'; lecture: LectureFacts } | { kind: 'NOT_ENROLLED' };
 
-const LECTURE_COLUMNS = `id, version, capacity, seats_left AS "seatsLeft", opens_at AS "opensAt",
-  closes_at AS "closesAt", batch_size AS "batchSize", ticket_ttl_seconds AS "ticketTtlSeconds",
-  max_active_tickets AS "maxActiveTickets", pre_queue_minutes AS "preQueueMinutes"`;
+/** A swap's result: the seat taken and the lecture given up, or why nothing changed. */
+export type SwapOutcome =
+  | { kind: 'SWAPPED'; taken: { enrolledAt: Date; lecture: LectureFacts }; freed: LectureFacts }
+  | { kind: 'NOT_ENROLLED' | 'OTHER_TERM' }
+  | { kind: 'KEPT'; outcome: EnrollOutcome };
 
 /**
  * The seat transactions, each sent as ONE round trip (a multi-statement simple query), so the
@@ -49,15 +48,19 @@ const LECTURE_COLUMNS = `id, version, capacity, seats_left AS "seatsLeft", opens
 export class SeatTransactions {
   private readonly pool: Pool;
 
-  constructor(@InjectDataSource() db: DataSource) {
+  constructor(
+    @InjectDataSource() db: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
     this.pool = (db.driver as unknown as { master: Pool }).master;
   }
 
   /**
    * Enrolls a batch of students (each at most once) in one transaction: locks the lecture row,
-   * keeps those without a row, gives seats to them in batch order while seats last and the
-   * window is open, decrements by that many and inserts their rows. One lock, one commit, one
-   * round trip for the whole batch. Returns each request's outcome, in the order given.
+   * then the students' term rows, keeps those without a row whom the term's rules let in, gives
+   * seats to them in batch order while seats last and the window is open, decrements by that
+   * many and inserts their rows. One commit, one round trip for the whole batch; a student a
+   * rule refuses does not fail the rest. Returns each request's outcome, in the order given.
    */
   async enrollBatch(lectureId: number, requests: EnrollRequest[]): Promise<EnrollOutcome[]> {
     const id = Number(lectureId);
@@ -68,43 +71,18 @@ export class SeatTransactions {
     const inTime = [...new Set(requests.filter((r) => r.sendBy > now).map((r) => r.studentId))];
     let rows: Record<string, unknown>[] = [];
     if (inTime.length > 0) {
-      const values = inTime
-        .map((s, i) => `(${escapeLiteral(s)}, ${i}, ${sqlInt(seqOf.get(s))})`)
-        .join(', ');
       const results = await this.transaction(
         client,
         `SELECT 1 FROM lecture WHERE id = ${id} FOR NO KEY UPDATE`,
-        // One statement, after the lock: its snapshot sees every seat and row committed before.
-        `WITH req (student_id, ord, queue_seq) AS (VALUES ${values}),
-         lec AS (SELECT *, opens_at <= now() AS opened,
-                        (closes_at IS NOT NULL AND closes_at <= now()) AS closed
-                   FROM lecture WHERE id = ${id}),
-         had AS (SELECT e.student_id, e.enrolled_at FROM enrollment e
-                  WHERE e.lecture_id = ${id} AND e.student_id IN (SELECT student_id FROM req)),
-         fresh AS (SELECT r.student_id, r.queue_seq, row_number() OVER (ORDER BY r.ord) AS n FROM req r
-                    WHERE r.student_id NOT IN (SELECT student_id FROM had)),
-         winners AS (SELECT f.student_id, f.queue_seq FROM fresh f, lec l
-                      WHERE l.opened AND NOT l.closed AND f.n <= l.seats_left),
-         taken AS (
-           UPDATE lecture SET seats_left = seats_left - (SELECT count(*) FROM winners), version = version + 1
-            WHERE id = ${id} AND EXISTS (SELECT 1 FROM winners)
-            RETURNING seats_left, version),
-         inserted AS (
-           INSERT INTO enrollment (lecture_id, student_id, queue_seq)
-           SELECT ${id}, student_id, queue_seq FROM winners
-           RETURNING student_id, enrolled_at)
-         SELECT r.student_id, i.enrolled_at AS won_at, h.enrolled_at AS had_at, l.opened, l.closed,
-                l.id, coalesce(t.version, l.version) AS version, l.capacity,
-                coalesce(t.seats_left, l.seats_left) AS "seatsLeft", l.opens_at AS "opensAt",
-                l.closes_at AS "closesAt", l.batch_size AS "batchSize",
-                l.ticket_ttl_seconds AS "ticketTtlSeconds", l.max_active_tickets AS "maxActiveTickets",
-                l.pre_queue_minutes AS "preQueueMinutes"
-           FROM req r CROSS JOIN lec l
-           LEFT JOIN inserted i USING (student_id)
-           LEFT JOIN had h USING (student_id)
-           LEFT JOIN taken t ON true`,
+        ...lockStudentsSql(id, inTime),
+        // After the locks: this statement's snapshot sees every seat and row committed before.
+        enrollStatementSql(
+          id,
+          inTime.map((s) => ({ studentId: s, queueSeq: seqOf.get(s) ?? null })),
+          this.config.maxCredits,
+        ),
       );
-      rows = results[4].rows;
+      rows = results[6].rows;
     } else {
       client.release();
     }
@@ -113,6 +91,63 @@ export class SeatTransactions {
       if (!inTime.includes(r.studentId)) return { kind: 'TOO_LATE' };
       return outcomes.get(r.studentId) ?? { kind: 'NOT_FOUND' };
     });
+  }
+
+  /**
+   * Gives up the seat in `fromId` and takes one in `lectureId`, in one transaction, both or
+   * neither: both lecture rows locked in id order, then the student's term row; the seat given
+   * up first, so the rules see the timetable without it; committed only if the new seat was
+   * taken, else rolled back. Two round trips (the decision needs the first one's answer).
+   */
+  async swap(lectureId: number, fromId: number, request: EnrollRequest): Promise<SwapOutcome> {
+    const [id, from] = [Number(lectureId), Number(fromId)];
+    const sid = escapeLiteral(request.studentId);
+    const client = await this.pool.connect();
+    if (request.sendBy <= Date.now()) {
+      client.release();
+      return { kind: 'KEPT', outcome: { kind: 'TOO_LATE' } };
+    }
+    const sql = [
+      'BEGIN',
+      `SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`,
+      `SET LOCAL statement_timeout = ${STATEMENT_TIMEOUT_MS}`,
+      `SELECT id, term FROM lecture WHERE id IN (${id}, ${from}) ORDER BY id FOR NO KEY UPDATE`,
+      ...lockStudentsSql(id, [request.studentId]),
+      `WITH gone AS (
+         DELETE FROM enrollment WHERE lecture_id = ${from} AND student_id = ${sid}
+            AND term = (SELECT term FROM lecture WHERE id = ${id}) RETURNING 1)
+       UPDATE lecture SET seats_left = seats_left + 1, version = version + 1
+        WHERE id = ${from} AND EXISTS (SELECT 1 FROM gone)
+       RETURNING ${LECTURE_COLUMNS}`,
+      enrollStatementSql(id, [request], this.config.maxCredits),
+    ].join(';\n');
+    try {
+      const results = (await client.query(sql)) as unknown as QueryResult[];
+      const terms = new Set(results[3].rows.map((r: { term: string }) => r.term));
+      const freed = results[6].rows[0];
+      const row = results[7].rows[0];
+      const outcome: EnrollOutcome = row ? outcomeOf(row) : { kind: 'NOT_FOUND' };
+      if (freed && outcome.kind === 'ENROLLED') {
+        await client.query('COMMIT');
+        client.release();
+        const taken = { enrolledAt: outcome.enrolledAt, lecture: outcome.lecture };
+        return { kind: 'SWAPPED', taken, freed: factsOf(freed) };
+      }
+      await client.query('ROLLBACK');
+      client.release();
+      if (outcome.kind === 'NOT_FOUND' || outcome.kind === 'ALREADY_ENROLLED') {
+        return { kind: 'KEPT', outcome };
+      }
+      if (terms.size > 1) return { kind: 'OTHER_TERM' };
+      if (!freed) return { kind: 'NOT_ENROLLED' };
+      return { kind: 'KEPT', outcome };
+    } catch (err) {
+      await client.query('ROLLBACK').then(
+        () => client.release(),
+        (rollbackErr: Error) => client.release(rollbackErr),
+      );
+      throw err;
+    }
   }
 
   /** Locks the lecture row, deletes the student's row and gives the seat back. */
@@ -173,18 +208,4 @@ export class SeatTransactions {
       throw err;
     }
   }
-}
-
-function outcomeOf(r: Record<string, unknown>): EnrollOutcome {
-  const lecture = factsOf(r as unknown as Parameters<typeof factsOf>[0]);
-  if (r.won_at) return { kind: 'ENROLLED', enrolledAt: r.won_at as Date, lecture };
-  if (r.had_at) return { kind: 'ALREADY_ENROLLED', enrolledAt: r.had_at as Date, lecture };
-  if (r.closed) return { kind: 'CLOSED', lecture };
-  if (!r.opened) return { kind: 'NOT_OPEN', lecture };
-  return { kind: 'FULL', lecture };
-}
-
-/** An integer or NULL as a SQL literal (typed, so a VALUES list of NULLs stays bigint). */
-function sqlInt(n: number | null | undefined): string {
-  return Number.isSafeInteger(n) ? `${n}::bigint` : 'NULL::bigint';
 }

@@ -1,3 +1,4 @@
+import type { Meeting } from './meetings';
 import {
   Column,
   CreateDateColumn,
@@ -59,6 +60,30 @@ export class Lecture {
   /** The queue sequence number the draw gave its first student. */
   @Column('bigint', { name: 'draw_first_seq', nullable: true })
   drawFirstSeq: string | null;
+
+  /** The term the lecture is taught in; its enrollments count towards the term's rules. */
+  @Column('varchar', { length: 32 })
+  term: string;
+
+  /** Lectures with one course code in a term are sections of one course (null: none). */
+  @Column('varchar', { name: 'course_code', length: 32, nullable: true })
+  courseCode: string | null;
+
+  @Column('int')
+  credits: number;
+
+  @Column('jsonb')
+  meetings: Meeting[];
+
+  /** The meetings as minutes of the week, written with them (see meetings.ts's slotsLiteral). */
+  @Column('int4multirange', { name: 'meeting_slots', select: false })
+  meetingSlots?: string;
+
+  @Column('varchar', { length: 100, nullable: true })
+  instructor: string | null;
+
+  @Column('varchar', { length: 100, nullable: true })
+  location: string | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

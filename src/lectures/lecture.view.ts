@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { Lecture } from './lecture.entity';
+import { Meeting } from './meetings';
 
 export const LECTURE_STATUSES = ['SCHEDULED', 'OPEN', 'FULL', 'CLOSED'] as const;
 export type LectureStatus = (typeof LECTURE_STATUSES)[number];
@@ -41,6 +42,15 @@ export class LectureView {
   status: LectureStatus;
   admission: AdmissionSettingsView;
   fairness: FairnessView;
+  /** the term it is taught in */
+  term: string;
+  /** sections of one course share it within a term; null: not a section */
+  courseCode: string | null;
+  credits: number;
+  /** weekly meetings, [start, end) */
+  meetings: Meeting[];
+  instructor: string | null;
+  location: string | null;
 }
 
 export class LectureList {
@@ -74,6 +84,12 @@ export function toLectureView(l: Lecture, now = new Date()): LectureView {
       preQueueMinutes: l.preQueueMinutes,
     },
     fairness: fairnessOf(l),
+    term: l.term,
+    courseCode: l.courseCode,
+    credits: l.credits,
+    meetings: l.meetings,
+    instructor: l.instructor,
+    location: l.location,
   };
 }
 

@@ -12,6 +12,7 @@ import { LectureEvents } from './lecture-events';
 import { factsOf } from './lecture-facts';
 import { LectureFactsService } from './lecture-facts.service';
 import { Lecture } from './lecture.entity';
+import { sameMeetings, slotsLiteral } from './meetings';
 import { LectureStatus, LectureView, toLectureView } from './lecture.view';
 
 // Each status as a WHERE clause over one `:now`, matching lectureStatus() in lecture.view.ts.
@@ -46,6 +47,13 @@ export class LecturesService {
       ticketTtlSeconds: dto.admission?.ticketTtlSeconds ?? defaults.ticketTtlSeconds,
       maxActiveTickets: dto.admission?.maxActiveTickets ?? defaults.maxActiveTickets,
       preQueueMinutes: dto.admission?.preQueueMinutes ?? defaults.preQueueMinutes,
+      term: dto.term ?? this.config.defaultTerm,
+      courseCode: dto.courseCode ?? null,
+      credits: dto.credits ?? 3,
+      meetings: dto.meetings ?? [],
+      meetingSlots: slotsLiteral(dto.meetings ?? []),
+      instructor: dto.instructor ?? null,
+      location: dto.location ?? null,
       ...newSeed(),
     });
     assertWindow(lecture);
@@ -71,7 +79,17 @@ export class LecturesService {
         lecture.seatsLeft = dto.capacity - taken;
         lecture.capacity = dto.capacity;
       }
+      assertTimetableUnchangedIfHeld(lecture, dto);
       if (dto.title !== undefined) lecture.title = dto.title;
+      if (dto.term !== undefined) lecture.term = dto.term;
+      if (dto.courseCode !== undefined) lecture.courseCode = dto.courseCode;
+      if (dto.credits !== undefined) lecture.credits = dto.credits;
+      if (dto.meetings !== undefined) {
+        lecture.meetings = dto.meetings;
+        lecture.meetingSlots = slotsLiteral(dto.meetings);
+      }
+      if (dto.instructor !== undefined) lecture.instructor = dto.instructor;
+      if (dto.location !== undefined) lecture.location = dto.location;
       if (dto.opensAt !== undefined) lecture.opensAt = dto.opensAt;
       if (dto.closesAt !== undefined) lecture.closesAt = dto.closesAt;
       Object.assign(lecture, definedOnly(dto.admission ?? {}));
@@ -112,7 +130,13 @@ export class LecturesService {
       .addOrderBy('l.id', 'ASC')
       .take(q.limit ?? 20)
       .skip(q.offset ?? 0);
-    if (q.status) qb.where(STATUS_SQL[q.status], { now });
+    if (q.status) qb.andWhere(STATUS_SQL[q.status], { now });
+    if (q.term) qb.andWhere('l.term = :term', { term: q.term });
+    // search_text is lower(title, course code, instructor) joined by U+001F, which q cannot hold.
+    if (q.q)
+      qb.andWhere(`l.search_text LIKE :q ESCAPE '\\'`, {
+        q: `%${likeEscaped(q.q.toLowerCase())}%`,
+      });
     const [rows, total] = await qb.getManyAndCount();
     return { items: rows.map((l) => toLectureView(l, now)), total };
   }
@@ -136,6 +160,33 @@ function assertWindow(l: Pick<Lecture, 'opensAt' | 'closesAt'>): void {
   if (l.closesAt && l.closesAt.getTime() <= l.opensAt.getTime()) {
     throw new AppError('VALIDATION_FAILED', 'closesAt must be after opensAt');
   }
+}
+
+/**
+ * A lecture students hold keeps its place in their timetables: its term, course code, credits
+ * and meetings are what the rules checked their enrolls against (the schema's foreign keys
+ * refuse the first three too). Checked under the row lock every enroll takes.
+ */
+function assertTimetableUnchangedIfHeld(lecture: Lecture, dto: UpdateLectureDto): void {
+  if (lecture.capacity === lecture.seatsLeft) return;
+  const changed = [
+    dto.term !== undefined && dto.term !== lecture.term && 'term',
+    dto.courseCode !== undefined && dto.courseCode !== lecture.courseCode && 'courseCode',
+    dto.credits !== undefined && dto.credits !== lecture.credits && 'credits',
+    dto.meetings !== undefined && !sameMeetings(dto.meetings, lecture.meetings) && 'meetings',
+  ].filter(Boolean);
+  if (changed.length > 0) {
+    const held = lecture.capacity - lecture.seatsLeft;
+    throw new AppError(
+      'HAS_ENROLLMENTS',
+      `${changed.join(', ')} cannot change while ${held} student${held === 1 ? '' : 's'} hold${held === 1 ? 's' : ''} a seat`,
+    );
+  }
+}
+
+/** LIKE's wildcards and its escape character taken literally. */
+function likeEscaped(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

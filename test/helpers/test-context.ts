@@ -83,6 +83,8 @@ export class TestContext {
         preQueueMinutes: 0,
       },
       enrollHoldMs: 30_000,
+      defaultTerm: 'current',
+      maxCredits: 18,
       rateLimitPerSecond: 0,
       maxStreams: 20_000,
       corsOrigins: [],

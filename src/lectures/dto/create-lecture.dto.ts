@@ -2,8 +2,9 @@ import { Type } from 'class-transformer';
 import { IsInt, IsObject, Max, Min, ValidateNested } from 'class-validator';
 import { IsIsoDateTime, IsNullable, IsOmittable, IsText } from '../../common/validators';
 import { AdmissionSettingsDto } from './admission-settings.dto';
+import { TimetableFieldsDto } from './timetable-fields';
 
-export class CreateLectureDto {
+export class CreateLectureDto extends TimetableFieldsDto {
   @IsText(1, 200) title: string;
   @IsInt() @Min(1) @Max(100_000) capacity: number;
   /** Defaults to now. */

@@ -1,0 +1,148 @@
+import { escapeLiteral } from 'pg';
+import { LectureFacts, factsOf } from '../lectures/lecture-facts';
+import { creditLimitSql } from '../terms/credit-limit';
+
+export interface EnrollRequest {
+  studentId: string;
+  /** ms since the epoch: past this the transaction must not be sent for this student */
+  sendBy: number;
+  /** the queue sequence number of the ticket consumed, recorded with the row (null: unknown) */
+  queueSeq: number | null;
+}
+
+/** The term rules, in the order they are checked (the first that applies answers). */
+export type RuleRefusal = 'SAME_COURSE' | 'TIME_CONFLICT' | 'CREDIT_LIMIT';
+
+/** What a rule refusal tells the student. */
+export interface RefusalDetail {
+  /** SAME_COURSE, TIME_CONFLICT: the held lectures in the way (empty for CREDIT_LIMIT) */
+  conflictsWith: number[];
+  heldCredits: number;
+  lectureCredits: number;
+  maxCredits: number;
+}
+
+/** Every outcome carries the lecture as the transaction left it, to record in Redis. */
+export type EnrollOutcome =
+  | { kind: 'ENROLLED' | 'ALREADY_ENROLLED'; enrolledAt: Date; lecture: LectureFacts }
+  | { kind: 'FULL' | 'CLOSED' | 'NOT_OPEN'; lecture: LectureFacts }
+  | ({ kind: RuleRefusal; lecture: LectureFacts } & RefusalDetail)
+  | { kind: 'NOT_FOUND' | 'TOO_LATE' };
+
+export const LECTURE_COLUMNS = `id, version, capacity, seats_left AS "seatsLeft", opens_at AS "opensAt",
+  closes_at AS "closesAt", batch_size AS "batchSize", ticket_ttl_seconds AS "ticketTtlSeconds",
+  max_active_tickets AS "maxActiveTickets", pre_queue_minutes AS "preQueueMinutes"`;
+
+/**
+ * Locks the (student, term) rows of these students, in student id order, after the lecture
+ * row(s) the transaction already holds: every seat transaction takes lecture rows first (in id
+ * order), then student rows (in id order), so a batch's many students and a swap's two
+ * lectures never wait on each other in a circle. A row is made on first use. Two statements:
+ * the next statement's snapshot then sees every enrollment committed before the locks.
+ */
+export function lockStudentsSql(lectureId: number, studentIds: string[]): string[] {
+  // Locked in PostgreSQL's own order of the ids (ORDER BY below), the same in every transaction.
+  const ids = `ARRAY[${studentIds.map(escapeLiteral).join(', ')}]::varchar[]`;
+  const term = `(SELECT term FROM lecture WHERE id = ${lectureId})`;
+  return [
+    `INSERT INTO student_term (student_id, term)
+     SELECT s, ${term} FROM unnest(${ids}) s ORDER BY s ON CONFLICT DO NOTHING`,
+    `SELECT 1 FROM student_term WHERE term = ${term} AND student_id = ANY (${ids})
+      ORDER BY student_id FOR UPDATE`,
+  ];
+}
+
+/**
+ * The one statement that takes seats for students of one lecture, under its row lock and their
+ * student rows' locks. In batch order, each student without a row is checked against the term's
+ * rules (another section of the course held; a held meeting overlapping; the credits over the
+ * limit in force); those who pass take seats while seats last and the window is open. A refused
+ * student hears the rule only while a seat was free for them (FULL comes first). The unique
+ * index and the exclusion constraint behind the inserts refuse whatever this check missed.
+ */
+export function enrollStatementSql(
+  lectureId: number,
+  requests: { studentId: string; queueSeq: number | null }[],
+  maxCredits: number,
+): string {
+  const id = Number(lectureId);
+  const values = requests
+    .map((r, i) => `(${escapeLiteral(r.studentId)}, ${i}, ${sqlInt(r.queueSeq)})`)
+    .join(', ');
+  return `WITH req (student_id, ord, queue_seq) AS (VALUES ${values}),
+     lec AS (SELECT *, opens_at <= now() AS opened,
+                    (closes_at IS NOT NULL AND closes_at <= now()) AS closed
+               FROM lecture WHERE id = ${id}),
+     had AS (SELECT e.student_id, e.enrolled_at FROM enrollment e
+              WHERE e.lecture_id = ${id} AND e.student_id IN (SELECT student_id FROM req)),
+     judged AS (
+       SELECT r.student_id, r.ord, r.queue_seq, c.*,
+              CASE WHEN c.same_course IS NOT NULL THEN 'SAME_COURSE'
+                   WHEN c.clashes IS NOT NULL THEN 'TIME_CONFLICT'
+                   WHEN c.held_credits + l.credits > c.max_credits THEN 'CREDIT_LIMIT' END AS refusal
+         FROM req r CROSS JOIN lec l CROSS JOIN LATERAL (SELECT
+           (SELECT array_agg(e.lecture_id ORDER BY e.lecture_id) FROM enrollment e
+             WHERE e.student_id = r.student_id AND e.term = l.term AND e.course_code = l.course_code
+               AND e.lecture_id <> ${id}) AS same_course,
+           (SELECT array_agg(DISTINCT s.lecture_id ORDER BY s.lecture_id) FROM enrollment_slot s
+             WHERE s.student_id = r.student_id AND s.term = l.term AND s.slot && l.meeting_slots
+               AND s.lecture_id <> ${id}) AS clashes,
+           (SELECT coalesce(sum(e.credits), 0)::int FROM enrollment e
+             WHERE e.student_id = r.student_id AND e.term = l.term) AS held_credits,
+           ${creditLimitSql('r.student_id', 'l.term', maxCredits)} AS max_credits) c
+        WHERE r.student_id NOT IN (SELECT student_id FROM had)),
+     ranked AS (
+       -- passing students up to and including this one, in batch order
+       SELECT j.*, count(*) FILTER (WHERE j.refusal IS NULL) OVER (ORDER BY j.ord) AS n FROM judged j),
+     winners AS (SELECT r.student_id, r.queue_seq FROM ranked r, lec l
+                  WHERE l.opened AND NOT l.closed AND r.refusal IS NULL AND r.n <= l.seats_left),
+     taken AS (
+       UPDATE lecture SET seats_left = seats_left - (SELECT count(*) FROM winners), version = version + 1
+        WHERE id = ${id} AND EXISTS (SELECT 1 FROM winners)
+        RETURNING seats_left, version),
+     inserted AS (
+       INSERT INTO enrollment (lecture_id, student_id, queue_seq, term, course_code, credits)
+       SELECT ${id}, w.student_id, w.queue_seq, l.term, l.course_code, l.credits FROM winners w, lec l
+       RETURNING student_id, enrolled_at),
+     slots AS (
+       INSERT INTO enrollment_slot (lecture_id, student_id, term, slot)
+       SELECT ${id}, w.student_id, l.term, m FROM winners w, lec l, unnest(l.meeting_slots) m)
+     SELECT r.student_id, i.enrolled_at AS won_at, h.enrolled_at AS had_at, l.opened, l.closed,
+            k.refusal, k.n < l.seats_left AS seat_free, k.same_course, k.clashes, k.held_credits,
+            k.max_credits, l.credits AS lecture_credits,
+            l.id, coalesce(t.version, l.version) AS version, l.capacity,
+            coalesce(t.seats_left, l.seats_left) AS "seatsLeft", l.opens_at AS "opensAt",
+            l.closes_at AS "closesAt", l.batch_size AS "batchSize",
+            l.ticket_ttl_seconds AS "ticketTtlSeconds", l.max_active_tickets AS "maxActiveTickets",
+            l.pre_queue_minutes AS "preQueueMinutes"
+       FROM req r CROSS JOIN lec l
+       LEFT JOIN ranked k USING (student_id)
+       LEFT JOIN inserted i USING (student_id)
+       LEFT JOIN had h USING (student_id)
+       LEFT JOIN taken t ON true`;
+}
+
+/** One row of the statement above as the student's outcome. */
+export function outcomeOf(r: Record<string, unknown>): EnrollOutcome {
+  const lecture = factsOf(r as unknown as Parameters<typeof factsOf>[0]);
+  if (r.won_at) return { kind: 'ENROLLED', enrolledAt: r.won_at as Date, lecture };
+  if (r.had_at) return { kind: 'ALREADY_ENROLLED', enrolledAt: r.had_at as Date, lecture };
+  if (r.closed) return { kind: 'CLOSED', lecture };
+  if (!r.opened) return { kind: 'NOT_OPEN', lecture };
+  if (r.refusal && r.seat_free) {
+    return {
+      kind: r.refusal as RuleRefusal,
+      lecture,
+      conflictsWith: ((r.same_course ?? r.clashes ?? []) as number[]).map(Number),
+      heldCredits: Number(r.held_credits),
+      lectureCredits: Number(r.lecture_credits),
+      maxCredits: Number(r.max_credits),
+    };
+  }
+  return { kind: 'FULL', lecture };
+}
+
+/** An integer or NULL as a SQL literal (typed, so a VALUES list of NULLs stays bigint). */
+function sqlInt(n: number | null | undefined): string {
+  return Number.isSafeInteger(n) ? `${n}::bigint` : 'NULL::bigint';
+}

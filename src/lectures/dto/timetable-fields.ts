@@ -1,0 +1,18 @@
+import { IsInt, Max, Min } from 'class-validator';
+import { IsCode, IsNullable, IsOmittable, IsText } from '../../common/validators';
+import { IsMeetings, Meeting } from '../meetings';
+
+/** The fields that place a lecture in a term's timetable; every one optional on create and edit. */
+export class TimetableFieldsDto {
+  /** Defaults to DEFAULT_TERM. */
+  @IsOmittable() @IsCode() term?: string;
+  /** Sections of one course share it within a term; null (default): not a section. */
+  @IsNullable() @IsCode() courseCode?: string | null;
+  /** 0–30, default 3. */
+  @IsOmittable() @IsInt() @Min(0) @Max(30) credits?: number;
+  /** 0–14 weekly meetings, not overlapping each other; default none (never conflicts). */
+  @IsOmittable() @IsMeetings() meetings?: Meeting[];
+  /** Shown, never checked; null (default): none. */
+  @IsNullable() @IsText(1, 100) instructor?: string | null;
+  @IsNullable() @IsText(1, 100) location?: string | null;
+}
