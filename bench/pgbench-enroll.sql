@@ -5,5 +5,5 @@ BEGIN;
 SELECT seats_left FROM lecture WHERE id = :lid FOR UPDATE;
 SELECT 1 FROM enrollment WHERE lecture_id = :lid AND student_id = 'pgb' || :sid;
 UPDATE lecture SET seats_left = seats_left - 1 WHERE id = :lid AND seats_left > 0;
-INSERT INTO enrollment (lecture_id, student_id) VALUES (:lid, 'pgb' || :sid) ON CONFLICT DO NOTHING;
+INSERT INTO enrollment (lecture_id, student_id, term, credits) VALUES (:lid, 'pgb' || :sid, 'current', 3) ON CONFLICT DO NOTHING;
 END;

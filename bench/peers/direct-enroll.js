@@ -23,10 +23,10 @@ async function enroll(lectureId, student) {
     if (mine.rowCount > 0) return (await c.query('COMMIT'), 200);
     if (!rows[0] || rows[0].seats_left <= 0) return (await c.query('COMMIT'), 409);
     await c.query('UPDATE lecture SET seats_left = seats_left - 1 WHERE id = $1', [lectureId]);
-    await c.query('INSERT INTO enrollment (lecture_id, student_id) VALUES ($1, $2)', [
-      lectureId,
-      student,
-    ]);
+    await c.query(
+      "INSERT INTO enrollment (lecture_id, student_id, term, credits) VALUES ($1, $2, 'current', 3)",
+      [lectureId, student],
+    );
     await c.query('COMMIT');
     return 201;
   } catch (err) {

@@ -1,12 +1,24 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ValidateIf, ValidationOptions, registerDecorator } from 'class-validator';
 
+// Listed first (so applied last), these also mark the documented property optional, over what
+// a validator of the same field documented (IsText, IsCode and IsMeetings document themselves).
+
 /** Optional, but when present must be valid: unlike @IsOptional, `null` is not "absent". */
-export const IsOmittable = () => ValidateIf((_o, v) => v !== undefined);
+export const IsOmittable = () =>
+  applyDecorators(
+    ValidateIf((_o, v) => v !== undefined),
+    ApiProperty({ required: false }),
+  );
 
 /** Optional, and `null` is an accepted value meaning "none" (e.g. closesAt: never). */
-export const IsNullable = () => ValidateIf((_o, v) => v !== undefined && v !== null);
+export const IsNullable = () =>
+  applyDecorators(
+    ValidateIf((_o, v) => v !== undefined && v !== null),
+    ApiProperty({ required: false, nullable: true }),
+  );
 
 /**
  * A string of min..max Unicode code points with no control characters, not blank; the

@@ -108,15 +108,15 @@ export function enrollStatementSql(
        INSERT INTO enrollment_slot (lecture_id, student_id, term, slot)
        SELECT ${id}, w.student_id, l.term, m FROM winners w, lec l, unnest(l.meeting_slots) m)
      SELECT r.student_id, i.enrolled_at AS won_at, h.enrolled_at AS had_at, l.opened, l.closed,
-            k.refusal, k.n < l.seats_left AS seat_free, k.same_course, k.clashes, k.held_credits,
-            k.max_credits, l.credits AS lecture_credits,
+            rk.refusal, rk.n < l.seats_left AS seat_free, rk.same_course, rk.clashes, rk.held_credits,
+            rk.max_credits, l.credits AS lecture_credits,
             l.id, coalesce(t.version, l.version) AS version, l.capacity,
             coalesce(t.seats_left, l.seats_left) AS "seatsLeft", l.opens_at AS "opensAt",
             l.closes_at AS "closesAt", l.batch_size AS "batchSize",
             l.ticket_ttl_seconds AS "ticketTtlSeconds", l.max_active_tickets AS "maxActiveTickets",
             l.pre_queue_minutes AS "preQueueMinutes"
        FROM req r CROSS JOIN lec l
-       LEFT JOIN ranked k USING (student_id)
+       LEFT JOIN ranked rk USING (student_id)
        LEFT JOIN inserted i USING (student_id)
        LEFT JOIN had h USING (student_id)
        LEFT JOIN taken t ON true`;

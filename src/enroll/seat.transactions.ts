@@ -64,7 +64,7 @@ export class SeatTransactions {
    */
   async enrollBatch(lectureId: number, requests: EnrollRequest[]): Promise<EnrollOutcome[]> {
     const id = Number(lectureId);
-    const client = await this.pool.connect();
+    const client = await this.connect();
     // Checked once the connection is ours: from here the transaction is bounded by its time-outs.
     const now = Date.now();
     const seqOf = new Map(requests.map((r) => [r.studentId, r.queueSeq]));
@@ -102,7 +102,7 @@ export class SeatTransactions {
   async swap(lectureId: number, fromId: number, request: EnrollRequest): Promise<SwapOutcome> {
     const [id, from] = [Number(lectureId), Number(fromId)];
     const sid = escapeLiteral(request.studentId);
-    const client = await this.pool.connect();
+    const client = await this.connect();
     if (request.sendBy <= Date.now()) {
       client.release();
       return { kind: 'KEPT', outcome: { kind: 'TOO_LATE' } };
@@ -155,7 +155,7 @@ export class SeatTransactions {
     const id = Number(lectureId);
     const sid = escapeLiteral(studentId);
     const results = await this.transaction(
-      await this.pool.connect(),
+      await this.connect(),
       `SELECT 1 FROM lecture WHERE id = ${id} FOR NO KEY UPDATE`,
       `WITH gone AS (DELETE FROM enrollment WHERE lecture_id = ${id} AND student_id = ${sid} RETURNING 1)
        UPDATE lecture SET seats_left = seats_left + 1, version = version + 1
@@ -186,6 +186,18 @@ export class SeatTransactions {
     return rows[0]?.enrolled_at ?? null;
   }
 
+  /**
+   * A pooled connection whose socket errors never go unheard: the pool listens only while a
+   * connection is idle, and a connection lost mid-transaction emits 'error' on the client
+   * besides failing the query (which is where it is answered), so an unheard one would crash
+   * the process.
+   */
+  private async connect(): Promise<PoolClient> {
+    const client = await this.pool.connect();
+    if (!client.listeners('error').includes(ignore)) client.on('error', ignore);
+    return client;
+  }
+
   /** BEGIN; time-outs; the statements; COMMIT — one round trip. Results: one per statement. */
   private async transaction(client: PoolClient, ...statements: string[]): Promise<QueryResult[]> {
     const sql = [
@@ -209,3 +221,6 @@ export class SeatTransactions {
     }
   }
 }
+
+/** The query that was running fails with the same error; see SeatTransactions.connect. */
+function ignore(): void {}

@@ -297,7 +297,10 @@ describe('Enrollment (API.md, Enrollment)', () => {
 
   it('one batch transaction gives seats in order while they last and tells each student why not', async () => {
     const { id } = await createLecture(url, { capacity: 3 });
-    await ctx.sql(`INSERT INTO enrollment (lecture_id, student_id) VALUES ($1, 'had')`, [id]);
+    await ctx.sql(
+      `INSERT INTO enrollment (lecture_id, student_id, term, credits) VALUES ($1, 'had', 'current', 3)`,
+      [id],
+    );
     await ctx.sql('UPDATE lecture SET seats_left = 2 WHERE id = $1', [id]);
     const sendBy = Date.now() + 10_000;
     const outcomes = await app.app.get(SeatTransactions).enrollBatch(

@@ -48,6 +48,13 @@ describe('Lectures (API.md)', () => {
           preQueued: 0,
           drawnAt: expect.any(String),
         },
+        // v3: the term's defaults (DEFAULT_TERM, 3 credits, no meetings: never conflicts).
+        term: 'current',
+        courseCode: null,
+        credits: 3,
+        meetings: [],
+        instructor: null,
+        location: null,
       });
       const { seed, seedCommitment } = res.body.fairness;
       expect(createHash('sha256').update(Buffer.from(seed, 'hex')).digest('hex')).toBe(
@@ -253,9 +260,10 @@ describe('Lectures (API.md)', () => {
 
     it('moves seats left by the capacity difference and refuses to go below the seats taken', async () => {
       const { body } = await create({ title: 'Taken', capacity: 5 });
-      await ctx.sql(`INSERT INTO enrollment (lecture_id, student_id) VALUES ($1, 'a'), ($1, 'b')`, [
-        body.id,
-      ]);
+      await ctx.sql(
+        `INSERT INTO enrollment (lecture_id, student_id, term, credits) VALUES ($1, 'a', 'current', 3), ($1, 'b', 'current', 3)`,
+        [body.id],
+      );
       await ctx.sql('UPDATE lecture SET seats_left = 3 WHERE id = $1', [body.id]);
       const lower = await request(url)
         .patch(`/lectures/${body.id}`)

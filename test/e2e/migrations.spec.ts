@@ -44,9 +44,15 @@ describe('Migrations', () => {
     await expect(ds.query('UPDATE lecture SET seats_left = 3 WHERE id = $1', [id])).rejects.toThrow(
       /check/i,
     );
-    await ds.query(`INSERT INTO enrollment (lecture_id, student_id) VALUES ($1, 'a')`, [id]);
+    await ds.query(
+      `INSERT INTO enrollment (lecture_id, student_id, term, credits) VALUES ($1, 'a', 'current', 3)`,
+      [id],
+    );
     await expect(
-      ds.query(`INSERT INTO enrollment (lecture_id, student_id) VALUES ($1, 'a')`, [id]),
+      ds.query(
+        `INSERT INTO enrollment (lecture_id, student_id, term, credits) VALUES ($1, 'a', 'current', 3)`,
+        [id],
+      ),
     ).rejects.toThrow(/enrollment_lecture_student_key/);
   });
 

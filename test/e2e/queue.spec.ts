@@ -137,9 +137,10 @@ describe('Queue routes (API.md, Queue)', () => {
     const { id } = await createLecture(url, { capacity: 2, admission: { batchSize: 1 } });
     for (const s of ['a', 'b']) await join(url, id, s);
     // Both seats go elsewhere (PATCH to the seats already taken is the same as two enrolls).
-    await ctx.sql(`INSERT INTO enrollment (lecture_id, student_id) VALUES ($1, 'x'), ($1, 'y')`, [
-      id,
-    ]);
+    await ctx.sql(
+      `INSERT INTO enrollment (lecture_id, student_id, term, credits) VALUES ($1, 'x', 'current', 3), ($1, 'y', 'current', 3)`,
+      [id],
+    );
     await ctx.sql('UPDATE lecture SET seats_left = 0, version = version + 1 WHERE id = $1', [id]);
     await app.app.get(LectureFactsService).reload(id);
     const full = await join(url, id, 'c');

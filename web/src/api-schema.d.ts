@@ -142,6 +142,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/terms/{term}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a term's credit limit (MAX_CREDITS until set) */
+        get: operations["TermsController_term"];
+        /**
+         * Set a term's credit limit
+         * @description Applies to enrolls from then on; a lowered limit drops nobody.
+         */
+        put: operations["TermsController_setTerm"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/terms/{term}/students/{studentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set one student's own credit limit in a term (an overload, or a reduced load)
+         * @description Wins over the term's limit until deleted; a lowered limit drops nobody.
+         */
+        put: operations["TermsController_setStudent"];
+        post?: never;
+        /** Remove a student's own limit: the term's applies again */
+        delete: operations["TermsController_clearStudent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/timetable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** My timetable in a term (DEFAULT_TERM without ?term) */
+        get: operations["TermsController_timetable"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/lectures/{id}/enroll": {
         parameters: {
             query?: never;
@@ -152,8 +211,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Enroll with an admission ticket
-         * @description 201 ENROLLED; 200 ALREADY_ENROLLED when the student already holds a seat.
+         * Enroll with an admission ticket (or swap a held lecture for this one)
+         * @description After the ticket and window checks, and only while a seat is free (FULL first), the term's rules refuse in this order: SAME_COURSE (another section of the course held), TIME_CONFLICT (a meeting overlaps a held one; both add conflictsWith), CREDIT_LIMIT. On those refusals the ticket is kept with its remaining lifetime. With swapFrom, the seat there is given up in the same transaction: both or neither, and its seat goes to the next student of its queue. NOT_ENROLLED: no seat in swapFrom; VALIDATION_FAILED: swapFrom is this lecture or in another term.
          */
         post: operations["EnrollController_enroll"];
         /** Give the seat back */
@@ -249,9 +308,19 @@ export interface components {
              * @example FULL
              * @enum {string}
              */
-            code: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_FAILED" | "LECTURE_NOT_FOUND" | "NOT_OPEN" | "CLOSED" | "FULL" | "NO_TICKET" | "NOT_ENROLLED" | "CAPACITY_BELOW_ENROLLED" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "UNAVAILABLE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "INTERNAL";
+            code: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_FAILED" | "LECTURE_NOT_FOUND" | "NOT_OPEN" | "CLOSED" | "FULL" | "NO_TICKET" | "NOT_ENROLLED" | "CAPACITY_BELOW_ENROLLED" | "CREDIT_LIMIT" | "TIME_CONFLICT" | "SAME_COURSE" | "HAS_ENROLLMENTS" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "UNAVAILABLE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "INTERNAL";
             /** @example no seat is left */
             message: string;
+            /** @description TIME_CONFLICT and SAME_COURSE: the lectures you hold that are in the way */
+            conflictsWith?: number[];
+        };
+        Meeting: {
+            /** @enum {string} */
+            day: "MON" | "TUE" | "WED" | "THU" | "FRI" | "SAT" | "SUN";
+            /** @example 09:00 */
+            start: string;
+            /** @example 10:15 */
+            end: string;
         };
         AdmissionSettingsDto: {
             /** @description Students admitted per tick (1–10000). */
@@ -264,8 +333,13 @@ export interface components {
             preQueueMinutes?: number;
         };
         CreateLectureDto: {
+            term?: string;
+            courseCode?: string | null;
+            credits?: number;
+            meetings?: components["schemas"]["Meeting"][];
+            instructor?: string | null;
+            location?: string | null;
             title: string;
-            capacity: number;
             /**
              * Format: date-time
              * @description Defaults to now.
@@ -277,6 +351,7 @@ export interface components {
              */
             closesAt?: string | null;
             admission?: components["schemas"]["AdmissionSettingsDto"];
+            capacity: number;
         };
         AdmissionSettingsView: {
             batchSize: number;
@@ -312,8 +387,23 @@ export interface components {
             closesAt: string | null;
             admission: components["schemas"]["AdmissionSettingsView"];
             fairness: components["schemas"]["FairnessView"];
+            /** @description the term it is taught in */
+            term: string;
+            /** @description sections of one course share it within a term; null: not a section */
+            courseCode: string | null;
+            credits: number;
+            /** @description weekly meetings, [start, end) */
+            meetings: components["schemas"]["Meeting"][];
+            instructor: string | null;
+            location: string | null;
         };
         UpdateLectureDto: {
+            term?: string;
+            courseCode?: string | null;
+            credits?: number;
+            meetings?: components["schemas"]["Meeting"][];
+            instructor?: string | null;
+            location?: string | null;
             title?: string;
             capacity?: number;
             /** Format: date-time */
@@ -389,12 +479,50 @@ export interface components {
             /** @description students in the pre-queue now (drawn into the queue at opensAt) */
             preQueued: number;
         };
+        TermView: {
+            term: string;
+            /** @description the term's credit limit: MAX_CREDITS until an admin sets it */
+            maxCredits: number;
+        };
+        CreditLimitDto: {
+            /** @description Credits a student may hold in the term (0–60). */
+            maxCredits: number;
+        };
+        StudentLimitView: {
+            term: string;
+            studentId: string;
+            maxCredits: number;
+        };
+        TimetableItem: {
+            lectureId: number;
+            title: string;
+            courseCode: string | null;
+            credits: number;
+            meetings: components["schemas"]["Meeting"][];
+            instructor: string | null;
+            location: string | null;
+            /** @description ISO 8601 */
+            enrolledAt: string;
+        };
+        TimetableView: {
+            term: string;
+            /** @description the limit in force for you: your own if an admin set one, else the term's */
+            maxCredits: number;
+            /** @description credits you hold in the term */
+            credits: number;
+            items: components["schemas"]["TimetableItem"][];
+        };
+        EnrollBodyDto: {
+            swapFrom?: number;
+        };
         EnrollView: {
             /** @enum {string} */
             status: "ENROLLED" | "ALREADY_ENROLLED";
             lectureId: number;
             enrolledAt: string;
             seatsLeft: number;
+            /** @description a swap: the lecture whose seat was given up in the same transaction */
+            swappedFrom?: number;
         };
         MyEnrollment: {
             lectureId: number;
@@ -467,6 +595,10 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "SCHEDULED" | "OPEN" | "FULL" | "CLOSED";
+                /** @description Only the lectures of this term. */
+                term?: string;
+                /** @description Case-insensitive substring of the title, course code or instructor (1–100 characters). */
+                q?: string;
                 limit?: number;
                 offset?: number;
             };
@@ -1215,6 +1347,330 @@ export interface operations {
             };
         };
     };
+    TermsController_term: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                term: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TermView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    TermsController_setTerm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                term: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreditLimitDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TermView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    TermsController_setStudent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                term: string;
+                studentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreditLimitDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudentLimitView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    TermsController_clearStudent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                term: string;
+                studentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    TermsController_timetable: {
+        parameters: {
+            query?: {
+                /** @description Defaults to DEFAULT_TERM. */
+                term?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimetableView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
     EnrollController_enroll: {
         parameters: {
             query?: never;
@@ -1224,7 +1680,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnrollBodyDto"];
+            };
+        };
         responses: {
             /** @description status ALREADY_ENROLLED: you already held a seat in this lecture */
             200: {
@@ -1271,7 +1731,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDoc"];
                 };
             };
-            /** @description code: LECTURE_NOT_FOUND */
+            /** @description code: LECTURE_NOT_FOUND | NOT_ENROLLED */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1280,7 +1740,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDoc"];
                 };
             };
-            /** @description code: NOT_OPEN | FULL | CLOSED */
+            /** @description code: NOT_OPEN | FULL | CLOSED | SAME_COURSE | TIME_CONFLICT | CREDIT_LIMIT */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -1,0 +1,189 @@
+import request from 'supertest';
+import { AdmissionService } from '../../src/queue/admission.service';
+import { createLecture, enroll, join } from '../helpers/api';
+import { RunningApp, TestContext } from '../helpers/test-context';
+import { adminHeaders, studentHeaders } from '../helpers/tokens';
+
+const FIELDS = {
+  term: '2027-spring',
+  courseCode: 'CS341',
+  credits: 4,
+  meetings: [
+    { day: 'MON', start: '09:00', end: '10:15' },
+    { day: 'WED', start: '09:00', end: '10:15' },
+  ],
+  instructor: 'Ada Lovelace',
+  location: 'Hall B',
+};
+
+describe('Lectures in terms, credit limits and timetables (API.md v3)', () => {
+  let ctx: TestContext;
+  let app: RunningApp;
+  let url: string;
+  const create = (body: object) =>
+    request(url)
+      .post('/lectures')
+      .set(adminHeaders())
+      .send({ title: 'T', capacity: 5, ...body });
+  const patch = (id: number, body: object) =>
+    request(url).patch(`/lectures/${id}`).set(adminHeaders()).send(body);
+
+  beforeAll(async () => {
+    ctx = await TestContext.create();
+    app = await ctx.startApp({ admission: { intervalMs: 60_000 }, defaultTerm: 'fall-26', maxCredits: 21 }); // prettier-ignore
+    url = app.url;
+  });
+  afterAll(() => ctx.close());
+
+  it('a lecture takes the timetable fields, answers them, and gets DEFAULT_TERM without a term', async () => {
+    const res = await create({ title: 'Distributed Systems', ...FIELDS });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject(FIELDS);
+    expect((await request(url).get(`/lectures/${res.body.id}`).set(adminHeaders())).body).toMatchObject(FIELDS); // prettier-ignore
+    expect((await create({})).body).toMatchObject({ term: 'fall-26', courseCode: null, credits: 3, meetings: [] }); // prettier-ignore
+  });
+
+  it.each([
+    [{ term: '' }, /^term must be 1 to 32 characters/],
+    [{ term: 'a b' }, /^term must be/],
+    [{ term: 'x'.repeat(33) }, /^term must be/],
+    [{ term: null }, /^term must be/],
+    [{ courseCode: 'CS 1' }, /^courseCode must be/],
+    [{ credits: 31 }, /^credits must not be greater than 30/],
+    [{ credits: -1 }, /^credits must not be less than 0/],
+    [{ credits: '3' }, /credits must be an integer/],
+    [{ meetings: {} }, /^meetings must be an array/],
+    [{ meetings: Array(15).fill({ day: 'MON', start: '09:00', end: '09:01' }) }, /^meetings must hold at most 14/], // prettier-ignore
+    [{ meetings: [{ day: 'MON', start: '09:00' }] }, /^meetings\[0\]\.end must be a 24-hour time/],
+    [{ meetings: [{ day: 'mon', start: '09:00', end: '10:00' }] }, /^meetings\[0\]\.day must be one of MON/], // prettier-ignore
+    [{ meetings: [{ day: 'MON', start: '24:00', end: '25:00' }] }, /^meetings\[0\]\.start must be a 24-hour/], // prettier-ignore
+    [{ meetings: [{ day: 'MON', start: '9:00', end: '10:00' }] }, /^meetings\[0\]\.start must be a 24-hour/], // prettier-ignore
+    [{ meetings: [{ day: 'MON', start: '10:00', end: '10:00' }] }, /^meetings\[0\]\.start must be before meetings\[0\]\.end/], // prettier-ignore
+    [{ meetings: [{ day: 'MON', start: '09:00', end: '10:00', room: 1 }] }, /^meetings\[0\]\.room is not a meeting field/], // prettier-ignore
+    [{ meetings: [{ day: 'TUE', start: '09:00', end: '10:00' }, { day: 'TUE', start: '09:59', end: '11:00' }] }, /^meetings\[1\] overlaps meetings\[0\]/], // prettier-ignore
+    [{ instructor: '' }, /^instructor must be a string of 1 to 100/],
+    [{ location: 'x'.repeat(101) }, /^location must be a string of 1 to 100/],
+  ])('refuses %j with VALIDATION_FAILED naming the field', async (body, message) => {
+    const res = await create(body);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ statusCode: 400, code: 'VALIDATION_FAILED', message: expect.stringMatching(message) }); // prettier-ignore
+  });
+
+  it('back-to-back meetings of one lecture are fine; null clears courseCode, instructor and location', async () => {
+    const meetings = [
+      { day: 'TUE', start: '09:00', end: '10:00' },
+      { day: 'TUE', start: '10:00', end: '11:00' },
+    ];
+    const { body } = await create({ ...FIELDS, meetings });
+    expect(body.meetings).toEqual(meetings);
+    const res = await patch(body.id, { courseCode: null, instructor: null, location: null });
+    expect(res.body).toMatchObject({ courseCode: null, instructor: null, location: null });
+  });
+
+  it('GET /lectures filters by term and by a case-insensitive substring of title, code or instructor', async () => {
+    const term = `search-${Date.now()}`;
+    const a = (await create({ term, title: 'Operating Systems', courseCode: 'CS333' })).body.id;
+    const b = (await create({ term, title: 'Poetry', instructor: 'Emily Dickinson' })).body.id;
+    const c = (await create({ term, title: '100%_sure' })).body.id;
+    await create({ term: `${term}-other`, title: 'Operating Systems' });
+    const ids = async (query: string) => {
+      const res = await request(url)
+        .get(`/lectures?term=${term}&${query}`)
+        .set(studentHeaders('s'));
+      expect(res.status).toBe(200);
+      return res.body.items.map((l: { id: number }) => l.id);
+    };
+    expect(await ids('limit=100')).toEqual([a, b, c]);
+    expect(await ids('q=operating')).toEqual([a]);
+    expect(await ids('q=cs33')).toEqual([a]);
+    expect(await ids('q=DICKINSON')).toEqual([b]);
+    expect(await ids(`q=${encodeURIComponent('%_')}`)).toEqual([c]); // wildcards are literal
+    expect(await ids('q=systemscs')).toEqual([]); // never across two fields
+    for (const q of ['q=', `q=${'x'.repeat(101)}`, 'term=a%20b']) {
+      const res = await request(url).get(`/lectures?${q}`).set(studentHeaders('s'));
+      expect(res.body).toMatchObject({ statusCode: 400, code: 'VALIDATION_FAILED' });
+    }
+  });
+
+  it('PATCH of term, courseCode, credits or meetings of a held lecture is HAS_ENROLLMENTS and changes nothing', async () => {
+    const { body } = await create({ ...FIELDS, term: `held-${Date.now()}` });
+    await join(url, body.id, 'holder');
+    await app.app.get(AdmissionService).admit(body.id, 'event');
+    expect((await enroll(url, body.id, 'holder')).status).toBe(201);
+    for (const change of [
+      { term: 'elsewhere' },
+      { courseCode: 'CS999' },
+      { courseCode: null },
+      { credits: 1 },
+      { meetings: [] },
+      { title: 'Renamed', credits: 2 },
+    ]) {
+      const res = await patch(body.id, change);
+      expect(res.status).toBe(409);
+      expect(res.body).toMatchObject({ code: 'HAS_ENROLLMENTS', message: expect.stringMatching(/1 student holds a seat/) }); // prettier-ignore
+    }
+    // The same values (meetings in another order) are no change; the rest stays editable.
+    const same = await patch(body.id, {
+      term: body.term,
+      credits: body.credits,
+      meetings: [...FIELDS.meetings].reverse(),
+      title: 'Renamed',
+      instructor: 'Grace Hopper',
+    });
+    expect(same.status).toBe(200);
+    expect(same.body).toMatchObject({ title: 'Renamed', instructor: 'Grace Hopper', credits: 4 });
+  });
+
+  it('terms: GET answers MAX_CREDITS until set; PUT and the per-student routes are admin-only and validated', async () => {
+    const term = `limits-${Date.now()}`;
+    expect((await request(url).get(`/terms/${term}`).set(studentHeaders('s'))).body).toEqual({ term, maxCredits: 21 }); // prettier-ignore
+    const put = (path: string, body: unknown, headers = adminHeaders()) =>
+      request(url)
+        .put(path)
+        .set(headers)
+        .send(body as object);
+    expect((await put(`/terms/${term}`, { maxCredits: 12 }, studentHeaders('s'))).status).toBe(403);
+    expect((await put(`/terms/${term}`, { maxCredits: 61 })).body.code).toBe('VALIDATION_FAILED');
+    expect((await put(`/terms/${term}`, { maxCredits: 12, extra: 1 })).body.code).toBe('VALIDATION_FAILED'); // prettier-ignore
+    expect((await put(`/terms/${term}`, {})).body.code).toBe('VALIDATION_FAILED');
+    expect((await put('/terms/bad%20term', { maxCredits: 12 })).body.code).toBe(
+      'VALIDATION_FAILED',
+    );
+    expect((await put(`/terms/${term}/students/bad%20id`, { maxCredits: 12 })).body.code).toBe('VALIDATION_FAILED'); // prettier-ignore
+    expect((await put(`/terms/${term}`, { maxCredits: 0 })).body).toEqual({ term, maxCredits: 0 });
+    expect((await request(url).delete(`/terms/${term}/students/nobody`).set(studentHeaders('s'))).status).toBe(403); // prettier-ignore
+    expect((await request(url).delete(`/terms/${term}/students/nobody`).set(adminHeaders())).status).toBe(204); // prettier-ignore
+    const tt = await request(url).get(`/me/timetable?term=${term}`).set(studentHeaders('new'));
+    expect(tt.body).toEqual({ term, maxCredits: 0, credits: 0, items: [] });
+    const dflt = await request(url).get('/me/timetable').set(studentHeaders('new'));
+    expect(dflt.body).toMatchObject({ term: 'fall-26', maxCredits: 21 });
+    expect((await request(url).get('/me/timetable').set(adminHeaders())).status).toBe(403);
+    expect((await request(url).get('/me/timetable?term=').set(studentHeaders('s'))).body.code).toBe('VALIDATION_FAILED'); // prettier-ignore
+  });
+
+  it('PostgreSQL itself refuses a timetable conflict written behind the service’s back', async () => {
+    const term = `behind-${Date.now()}`;
+    const mk = async (body: object) => (await createLecture(url, { term, ...body })).id;
+    const nine = await mk({ meetings: [{ day: 'FRI', start: '09:00', end: '10:00' }], courseCode: 'X1' }); // prettier-ignore
+    const half = await mk({ meetings: [{ day: 'FRI', start: '09:30', end: '11:00' }] });
+    const ten = await mk({ meetings: [{ day: 'FRI', start: '10:00', end: '11:00' }] });
+    const section = await mk({ courseCode: 'X1' });
+    const insert = (id: number) =>
+      ctx.sql(
+        `WITH e AS (INSERT INTO enrollment (lecture_id, student_id, term, course_code, credits)
+                    SELECT id, 'rogue', term, course_code, credits FROM lecture WHERE id = $1 RETURNING 1)
+         INSERT INTO enrollment_slot (lecture_id, student_id, term, slot)
+         SELECT id, 'rogue', term, s FROM lecture, unnest(meeting_slots) s, (SELECT count(*) FROM e) n WHERE id = $1`,
+        [id],
+      );
+    await insert(nine);
+    await expect(insert(half)).rejects.toThrow(/enrollment_slot_no_overlap/);
+    await expect(insert(section)).rejects.toThrow(/enrollment_one_section_key/);
+    await insert(ten); // back to back: fine
+    // A copy that lies about the lecture's term or credits does not fit the foreign key.
+    await expect(
+      ctx.sql(`INSERT INTO enrollment (lecture_id, student_id, term, credits) VALUES ($1, 'liar', $2, 0)`, [half, term]), // prettier-ignore
+    ).rejects.toThrow(/enrollment_lecture_term_credits_fkey/);
+    await expect(ctx.sql('UPDATE lecture SET credits = 1 WHERE id = $1', [nine])).rejects.toThrow(/foreign key/); // prettier-ignore
+  });
+});
