@@ -139,15 +139,24 @@ describe('Student page (GET /)', () => {
       capacity: 1,
       admission: { maxActiveTickets: 1 },
     });
+    // The late student's list was read while a seat was left; it is taken before they click.
+    const late = await studentPage('late', id);
+    await late.getByTestId(`join-${id}`).getByText('Join queue').waitFor();
     const taker = await studentPage('taker', id);
     await joinFromPage(taker, id);
     await taker.getByTestId('enroll-button').click();
     await taker.getByTestId('enrolled-confirmation').waitFor();
 
-    const late = await studentPage('late', id);
     await joinFromPage(late, id);
     await expectText(late, 'queue-status', 'FULL');
     await expectText(late, 'error', 'full');
+
+    // A fresh look: the list no longer offers to join, and says what the student can do.
+    const fresh = await studentPage('fresh', id);
+    const button = fresh.getByTestId(`join-${id}`);
+    expect(await button.textContent()).toBe('See seats');
+    await fresh.getByText('Every seat is taken, so the queue is closed for now').waitFor();
+    expect(await fresh.locator('.status.badge').first().innerText()).toContain('Not in the queue');
   });
 
   it('waiting for a full lecture (its stream ended): a seat given back later admits the student, and the page says so', async () => {

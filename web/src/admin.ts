@@ -3,6 +3,7 @@ import { $, h } from './dom.js';
 import { clearError, showError } from './error-banner.js';
 import { when } from './format.js';
 import { clearFieldErrors, fillForm, readForm, showFieldError } from './lecture-form.js';
+import { wireCreditLimits } from './credit-limits.js';
 import { LiveStats } from './live-stats.js';
 import { claims, forgetToken, readFragment, saveToken, useTokenKey } from './session.js';
 import { StatsChart } from './stats-chart.js';
@@ -33,6 +34,7 @@ function start(): void {
     void save(form);
   });
   $('#new-lecture').addEventListener('click', () => edit(null));
+  wireCreditLimits($('#limits-form') as HTMLFormElement, () => token);
   if (saved) void signIn(saved, lectureId);
   else $('#sign-in').hidden = false;
 }

@@ -7,6 +7,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly retryAfterSeconds?: number,
+    /** TIME_CONFLICT, SAME_COURSE: the held lectures in the way */
+    readonly conflictsWith: number[] = [],
   ) {
     super(message);
   }
@@ -22,6 +24,9 @@ export type LectureStats = Schemas['LectureStats'] &
   Partial<Pick<Schemas['LiveStatsView'], 'admittedPerSecond'>>;
 export type QueueStatus = Schemas['QueueStatusView'];
 export type Enrollment = Schemas['MyEnrollment'];
+export type Meeting = Schemas['Meeting'];
+export type Timetable = Schemas['TimetableView'];
+export type TimetableItem = Schemas['TimetableItem'];
 
 /** One JSON call with the bearer token in its header (never in the URL), and a JSON body. */
 export async function call<T>(
@@ -48,12 +53,16 @@ export async function call<T>(
   return answer as T;
 }
 
-export function toError(res: Response, body: { code?: string; message?: string }): ApiError {
+export function toError(
+  res: Response,
+  body: { code?: string; message?: string; conflictsWith?: number[] },
+): ApiError {
   const retry = Number(res.headers.get('Retry-After'));
   return new ApiError(
     res.status,
     body.code ?? 'UNAVAILABLE',
     body.message ?? res.statusText,
     Number.isFinite(retry) && retry > 0 ? retry : undefined,
+    Array.isArray(body.conflictsWith) ? body.conflictsWith : [],
   );
 }

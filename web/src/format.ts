@@ -25,4 +25,44 @@ export const MESSAGES: Record<string, string> = {
   UNAUTHORIZED: 'Your sign-in is not valid or has expired. Sign in again.',
   FORBIDDEN: 'This page is for students: your token has another role.',
   LECTURE_NOT_FOUND: 'There is no such lecture.',
+  SAME_COURSE: 'You already hold another section of this course.',
+  TIME_CONFLICT: 'This lecture meets at the same time as one you hold.',
+  CREDIT_LIMIT: 'This lecture would take you over your credit limit for the term.',
+  NOT_ENROLLED: 'You no longer hold that lecture.',
 };
+
+/** What a queue status means for the student, in words (the code stays in data-testid elements). */
+export const STATUS_WORDS: Record<string, string> = {
+  NOT_QUEUED: 'Not in the queue',
+  WAITING: 'Waiting in the queue',
+  ADMITTED: 'Your turn: enroll now',
+  ENROLLED: 'Enrolled',
+  PRE_QUEUED: 'In the pre-queue',
+  FULL: 'Full',
+  CLOSED: 'Closed',
+  NOT_OPEN: 'Not open yet',
+};
+
+/** A lecture's status in the list, in words. */
+export const LECTURE_WORDS: Record<string, string> = {
+  OPEN: 'Open',
+  FULL: 'Full',
+  SCHEDULED: 'Opens soon',
+  CLOSED: 'Closed',
+};
+
+const DAY_NAMES: Record<string, string> = {
+  MON: 'Mon',
+  TUE: 'Tue',
+  WED: 'Wed',
+  THU: 'Thu',
+  FRI: 'Fri',
+  SAT: 'Sat',
+  SUN: 'Sun',
+};
+
+/** "Mon 09:00–10:15, Wed 09:00–10:15", or a note that it has no fixed time. */
+export function meetingsText(meetings: { day: string; start: string; end: string }[]): string {
+  if (meetings.length === 0) return 'no fixed meeting time';
+  return meetings.map((m) => `${DAY_NAMES[m.day] ?? m.day} ${m.start}–${m.end}`).join(', ');
+}

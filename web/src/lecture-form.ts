@@ -1,9 +1,11 @@
 import { ApiError, Lecture } from './api.js';
 
 /** The form's fields: the Lecture body of POST/PATCH /lectures, admission settings nested. */
-const NUMBERS = ['capacity'] as const;
+const NUMBERS = ['capacity', 'credits'] as const;
 const ADMISSION = ['batchSize', 'ticketTtlSeconds', 'maxActiveTickets', 'preQueueMinutes'] as const;
-const FIELDS = ['title', 'capacity', 'opensAt', 'closesAt', ...ADMISSION] as const;
+/** Text fields of the timetable: empty is null (none) on edit, left out on create. */
+const TEXTS = ['courseCode', 'instructor', 'location'] as const;
+const FIELDS = ['title', 'capacity', 'opensAt', 'closesAt', 'term', ...TEXTS, 'credits', 'meetings', ...ADMISSION] as const; // prettier-ignore
 type Field = (typeof FIELDS)[number];
 
 const input = (form: HTMLFormElement, name: Field) =>
@@ -28,6 +30,26 @@ export function fillForm(form: HTMLFormElement, l: Lecture | null): void {
   input(form, 'opensAt').value = toLocal(l?.opensAt ?? null);
   input(form, 'closesAt').value = toLocal(l?.closesAt ?? null);
   for (const f of ADMISSION) input(form, f).value = l ? String(l.admission[f]) : '';
+  input(form, 'term').value = l?.term ?? '';
+  input(form, 'credits').value = l ? String(l.credits) : '';
+  for (const f of TEXTS) input(form, f).value = l?.[f] ?? '';
+  input(form, 'meetings').value = (l?.meetings ?? [])
+    .map((m) => `${m.day} ${m.start}-${m.end}`)
+    .join(', ');
+}
+
+/** "MON 09:00-10:15, WED 09:00-10:15" as the contract's meetings; a bad item is left for the service to name. */
+function parseMeetings(text: string): unknown[] {
+  return text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const m = /^([A-Za-z]{3})\s+(\d{1,2}:\d{2})\s*[-–]\s*(\d{1,2}:\d{2})$/.exec(part);
+      if (!m) return part; // the service answers "meetings[i] must be an object …"
+      const pad = (t: string) => t.padStart(5, '0');
+      return { day: m[1].toUpperCase(), start: pad(m[2]), end: pad(m[3]) };
+    });
 }
 
 /**
@@ -54,6 +76,15 @@ export function readForm(form: HTMLFormElement, editing: boolean): Record<string
     if (v !== '') admission[f] = Number(v);
   }
   if (Object.keys(admission).length > 0) body.admission = admission;
+  const term = input(form, 'term').value.trim();
+  if (term) body.term = term;
+  for (const f of TEXTS) {
+    const v = input(form, f).value.trim();
+    if (v) body[f] = v;
+    else if (editing) body[f] = null;
+  }
+  const meetings = input(form, 'meetings').value;
+  if (meetings.trim() || editing) body.meetings = parseMeetings(meetings);
   return body;
 }
 

@@ -1,49 +1,86 @@
 import type { Lecture } from './api.js';
 import { h } from './dom.js';
-import { duration, when } from './format.js';
+import { LECTURE_WORDS, duration, meetingsText, when } from './format.js';
 
-/** Open and full lectures (join), and scheduled ones (with their opening time and a countdown). */
+/**
+ * The term's lectures: code, credits, meeting times, instructor and location, and what the
+ * student can do — join an open one, look at a full one (a seat may come back), see when a
+ * scheduled one opens.
+ */
 export function renderLectures(
   list: HTMLElement,
   lectures: Lecture[],
-  onJoin: (l: Lecture) => void,
+  onChoose: (l: Lecture, join: boolean) => void,
+  emptyText = 'No lecture is open or scheduled right now.',
+  held: ReadonlySet<number> = new Set(),
 ): void {
   if (lectures.length === 0) {
-    list.replaceChildren(h('li', { class: 'meta' }, 'No lecture is open or scheduled right now.'));
+    list.replaceChildren(h('li', { class: 'meta' }, emptyText));
     return;
   }
-  list.replaceChildren(
-    ...lectures.map((l) => {
-      const opens =
-        l.status === 'SCHEDULED'
-          ? h(
-              'span',
-              { class: 'meta' },
-              `opens ${when(l.opensAt)} · in `,
-              h(
-                'span',
-                { class: 'countdown', 'data-opens': l.opensAt },
-                duration(Date.parse(l.opensAt) - Date.now()),
-              ),
-            )
-          : h('span', { class: 'meta' }, `${l.seatsLeft} of ${l.capacity} seats left`);
-      return h(
-        'li',
-        {},
-        h(
-          'div',
-          {},
-          h('div', { class: 'lecture-title' }, l.title),
-          h('span', { class: `badge ${l.status}` }, l.status),
-          ' ',
-          opens,
-        ),
-        h(
+  list.replaceChildren(...lectures.map((l) => row(l, onChoose, held.has(l.id))));
+}
+
+function row(
+  l: Lecture,
+  onChoose: (l: Lecture, join: boolean) => void,
+  mine: boolean,
+): HTMLElement {
+  const seats =
+    l.status === 'SCHEDULED'
+      ? h(
+          'span',
+          { class: 'meta' },
+          `opens ${when(l.opensAt)} · in `,
+          h(
+            'span',
+            { class: 'countdown', 'data-opens': l.opensAt },
+            duration(Date.parse(l.opensAt) - Date.now()),
+          ),
+        )
+      : h(
+          'span',
+          { class: 'meta' },
+          l.status === 'FULL' ? `all ${l.capacity} seats taken` : `${l.seatsLeft} of ${l.capacity} seats left`, // prettier-ignore
+        );
+  const facts = [
+    `${l.credits} credit${l.credits === 1 ? '' : 's'}`,
+    meetingsText(l.meetings),
+    l.instructor,
+    l.location,
+  ].filter((x): x is string => !!x);
+  const action =
+    l.status === 'OPEN' && !mine
+      ? h(
           'button',
-          { type: 'button', 'data-testid': `join-${l.id}`, onclick: () => onJoin(l) },
-          l.status === 'SCHEDULED' ? 'Open' : 'Join queue',
-        ),
-      );
-    }),
+          { type: 'button', 'data-testid': `join-${l.id}`, onclick: () => onChoose(l, true) },
+          'Join queue',
+        )
+      : h(
+          'button',
+          // The same test id on every lecture's button: it is the way into the lecture's panel.
+          { type: 'button', class: 'secondary', 'data-testid': `join-${l.id}`, onclick: () => onChoose(l, false) }, // prettier-ignore
+          mine ? 'View' : l.status === 'SCHEDULED' ? 'Details' : 'See seats',
+        );
+  return h(
+    'li',
+    {},
+    h(
+      'div',
+      {},
+      h(
+        'div',
+        { class: 'lecture-title' },
+        l.courseCode ? h('span', { class: 'course-code' }, l.courseCode) : null,
+        l.title,
+      ),
+      h('div', { class: 'meta' }, facts.join(' · ')),
+      mine
+        ? h('span', { class: 'badge ENROLLED' }, 'Enrolled')
+        : h('span', { class: `badge ${l.status}` }, LECTURE_WORDS[l.status] ?? l.status),
+      ' ',
+      seats,
+    ),
+    action,
   );
 }

@@ -1,6 +1,6 @@
 import type { Lecture, QueueStatus } from './api.js';
 import { h } from './dom.js';
-import { MESSAGES, duration, when } from './format.js';
+import { MESSAGES, STATUS_WORDS, duration, when } from './format.js';
 
 export interface PanelState {
   lecture: Lecture;
@@ -12,12 +12,17 @@ export interface PanelState {
   enrolledAt?: string;
   mode?: 'live' | 'polling' | 'reconnecting';
   busy?: boolean;
+  /** the last enroll was refused by a term rule: the ticket is kept, and a swap may help */
+  refusal?: { code: string; message: string; conflicts: { id: number; title: string }[] };
 }
 
 export interface PanelActions {
   join(): void;
   enroll(): void;
   leave(): void;
+  /** enroll here, giving up the seat in `fromId` in the same step */
+  swap(fromId: number): void;
+  refresh(): void;
 }
 
 /** The chosen lecture's queue: status, position and progress, countdowns, Enroll, the result. */
@@ -29,7 +34,13 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
     h(
       'div',
       { class: 'status-line' },
-      h('span', { class: `status badge ${shown}`, 'data-testid': 'queue-status' }, shown),
+      // Words for the student; the code itself stays in the test id's element, out of sight.
+      h(
+        'span',
+        { class: `status badge ${shown}` },
+        STATUS_WORDS[shown] ?? shown,
+        h('span', { class: 'code', 'aria-hidden': 'true', 'data-testid': 'queue-status' }, shown),
+      ),
       s.mode
         ? h(
             'span',
@@ -129,6 +140,7 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
   if (q?.status === 'ADMITTED' && !s.code) {
     parts.push(
       h('p', {}, "It's your turn: a seat is held for you."),
+      s.refusal ? refusalNotice(s, act) : null,
       q.ticketExpiresAt
         ? h(
             'p',
@@ -149,12 +161,12 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
         'button',
         {
           type: 'button',
-          class: 'big-action',
+          class: s.refusal ? 'secondary' : 'big-action',
           'data-testid': 'enroll-button',
           disabled: s.busy,
           onclick: act.enroll,
         },
-        'Enroll',
+        s.refusal ? 'Try again' : 'Enroll',
       ),
     );
   }
@@ -172,7 +184,14 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
     // Watched live already: once the student joins, the place shows up here by itself.
     parts.push(h('p', { class: 'meta' }, `Not in the queue yet · ${q.seatsLeft} seats left`));
   }
-  if ((q?.status === 'NOT_QUEUED' || !q) && !s.code) {
+  const full = q?.status === 'NOT_QUEUED' && q.seatsLeft === 0 && !s.code;
+  if (full) {
+    parts.push(
+      h('p', {}, 'Every seat is taken, so the queue is closed for now. If a student gives a seat back, you can join here.'), // prettier-ignore
+      h('button', { type: 'button', class: 'secondary', onclick: act.refresh, disabled: s.busy }, 'Check again'), // prettier-ignore
+    );
+  }
+  if ((q?.status === 'NOT_QUEUED' || !q) && !s.code && !full) {
     parts.push(
       h(
         'button',
@@ -183,6 +202,36 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
   }
   panel.replaceChildren(...parts.filter((p): p is Node => p !== null));
   panel.hidden = false;
+}
+
+/** Why the enroll was refused, and the swap that would make it fit when one lecture is in the way. */
+function refusalNotice(s: PanelState, act: PanelActions): HTMLElement {
+  const r = s.refusal!;
+  const names = r.conflicts.map((c) => c.title).join(', ');
+  const why =
+    r.code === 'CREDIT_LIMIT'
+      ? `${MESSAGES.CREDIT_LIMIT} Drop a lecture from your timetable, then enroll again.`
+      : r.code === 'SAME_COURSE'
+        ? `You already hold another section of this course: ${names}.`
+        : `This lecture meets at the same time as ${names}, which you hold.`;
+  const one = r.conflicts.length === 1 ? r.conflicts[0] : null;
+  return h(
+    'div',
+    { class: 'refusal', role: 'status' },
+    h('p', {}, why, ' Your ticket is kept: you do not need to queue again.'),
+    one
+      ? h(
+          'button',
+          {
+            type: 'button',
+            'data-testid': `swap-${s.lecture.id}`,
+            disabled: s.busy,
+            onclick: () => act.swap(one.id),
+          },
+          `Swap ${one.title} for this lecture`,
+        )
+      : null,
+  );
 }
 
 /** Before opening, from `preQueueMinutes` before it: a join enters the pre-queue. */

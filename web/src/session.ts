@@ -7,19 +7,30 @@ export function useTokenKey(key: string): void {
 /**
  * The token comes from the page's fragment (`#token=…`, never sent to any server), is kept in
  * sessionStorage for this tab, and is removed from the address bar at once; `#lecture=42`
- * names a lecture to open. Both may be given: `#lecture=42&token=…`.
+ * names a lecture to open, `#term=2027-spring` the term to show. Any may be combined:
+ * `#term=2027-spring&lecture=42&token=…`.
  */
-export function readFragment(): { token: string | null; lectureId: number | null } {
+export function readFragment(): {
+  token: string | null;
+  lectureId: number | null;
+  term: string | null;
+} {
   const params = new URLSearchParams(location.hash.slice(1));
   const fromUrl = params.get('token');
   if (fromUrl) sessionStorage.setItem(TOKEN_KEY, fromUrl);
   const lecture = Number(params.get('lecture'));
   const lectureId = Number.isSafeInteger(lecture) && lecture > 0 ? lecture : null;
-  if (fromUrl) {
-    const rest = lectureId ? `#lecture=${lectureId}` : '';
-    history.replaceState(null, '', `${location.pathname}${location.search}${rest}`);
-  }
-  return { token: sessionStorage.getItem(TOKEN_KEY), lectureId };
+  const named = params.get('term');
+  const term = named && /^[A-Za-z0-9_.-]{1,32}$/.test(named) ? named : null;
+  if (fromUrl) history.replaceState(null, '', `${location.pathname}${location.search}${fragment(term, lectureId)}`); // prettier-ignore
+  return { token: sessionStorage.getItem(TOKEN_KEY), lectureId, term };
+}
+
+/** The address bar's fragment for a term and a lecture (never the token). */
+export function fragment(term: string | null, lectureId: number | null): string {
+  const parts = [term ? `term=${term}` : '', lectureId ? `lecture=${lectureId}` : ''];
+  const joined = parts.filter(Boolean).join('&');
+  return joined ? `#${joined}` : '';
 }
 
 export function saveToken(token: string): void {

@@ -1,20 +1,44 @@
-import { ApiError, Enrollment, Lecture, QueueStatus, call } from './api.js';
+import {
+  ApiError,
+  Enrollment,
+  Lecture,
+  QueueStatus,
+  Timetable,
+  TimetableItem,
+  call,
+} from './api.js';
 import { $, h } from './dom.js';
 import { clearError, showError } from './error-banner.js';
 import { when } from './format.js';
 import { renderLectures } from './lecture-list.js';
 import { LiveQueue } from './live.js';
 import { PanelState, renderPanel, tickCountdowns } from './queue-panel.js';
-import { claims, forgetToken, readFragment, saveToken } from './session.js';
+import { claims, forgetToken, fragment, readFragment, saveToken } from './session.js';
+import { renderTimetable } from './timetable.js';
 
-/** The student page: sign in, pick a lecture, wait live, enroll. */
+/** The student page: sign in, find a lecture of the term, wait live, enroll, see the week. */
 let token = '';
+let term: string | null = null;
+/** the term the address named (kept in it); null: the service's default term */
+let namedTerm: string | null = null;
+let timetable: Timetable | undefined;
+let search = '';
 let panel: PanelState | undefined;
 let live: LiveQueue | undefined;
 const CODES = ['FULL', 'CLOSED', 'NOT_OPEN'] as const;
+const RULES = ['SAME_COURSE', 'TIME_CONFLICT', 'CREDIT_LIMIT'];
 
 function start(): void {
-  const { token: saved, lectureId } = readFragment();
+  const { token: saved, lectureId, term: named } = readFragment();
+  term = namedTerm = named;
+  let typing: ReturnType<typeof setTimeout> | undefined;
+  $('[data-testid="search"]').addEventListener('input', (e) => {
+    clearTimeout(typing);
+    typing = setTimeout(() => {
+      search = (e.target as HTMLInputElement).value.trim();
+      void loadLectures(null);
+    }, 250);
+  });
   $('#sign-in').addEventListener('submit', (e) => {
     e.preventDefault();
     const value = ($('#token') as HTMLTextAreaElement).value.trim();
@@ -37,22 +61,64 @@ function signIn(value: string, lectureId: number | null): void {
   $('#app').hidden = false;
   $('#sign-out').hidden = false;
   $('#sign-out').textContent = `Sign out ${claims(value).sub ?? ''}`.trim();
-  void loadLectures(lectureId);
+  void (async () => {
+    await loadTimetable(); // without #term, the service names its default term here
+    await loadLectures(lectureId);
+  })();
   void loadEnrollments();
+}
+
+async function loadTimetable(): Promise<void> {
+  try {
+    const query = term ? `?term=${encodeURIComponent(term)}` : '';
+    timetable = await call<Timetable>(token, 'GET', `/me/timetable${query}`);
+    term = timetable.term;
+    $('#term-name').textContent = term;
+    renderTimetable($('[data-testid="timetable"]'), timetable, (item) => void drop(item));
+  } catch (e) {
+    showError(e, () => void loadTimetable());
+  }
+}
+
+/** Gives a held lecture back (DELETE …/enroll): its seat goes to the next student at once. */
+async function drop(item: TimetableItem): Promise<void> {
+  try {
+    clearError();
+    await call(token, 'DELETE', `/lectures/${item.lectureId}/enroll`);
+  } catch (e) {
+    showError(e);
+  }
+  void loadEnrollments();
+  await loadTimetable();
+  await loadLectures(null); // the list marks the lectures held
+
+  if (panel?.lecture.id === item.lectureId) await refresh();
 }
 
 async function loadLectures(openId: number | null): Promise<void> {
   try {
-    // Open ones first, then full ones (a cancellation can still free a seat), then scheduled.
-    const lists = await Promise.all(
-      ['OPEN', 'FULL', 'SCHEDULED'].map((s) =>
-        call<{ items: Lecture[] }>(token, 'GET', `/lectures?status=${s}&limit=100`),
-      ),
-    );
+    const inTerm = term ? `&term=${encodeURIComponent(term)}` : '';
+    let lectures: Lecture[];
+    if (search) {
+      const q = `&q=${encodeURIComponent(search)}`;
+      const { items } = await call<{ items: Lecture[] }>(token, 'GET', `/lectures?limit=100${inTerm}${q}`); // prettier-ignore
+      const order = ['OPEN', 'FULL', 'SCHEDULED', 'CLOSED'];
+      lectures = items.sort((a, b) => order.indexOf(a.status) - order.indexOf(b.status));
+    } else {
+      // Open ones first, then full ones (a cancellation can still free a seat), then scheduled.
+      const lists = await Promise.all(
+        ['OPEN', 'FULL', 'SCHEDULED'].map((s) =>
+          call<{ items: Lecture[] }>(token, 'GET', `/lectures?status=${s}&limit=100${inTerm}`),
+        ),
+      );
+      lectures = lists.flatMap((l) => l.items);
+    }
     renderLectures(
       $('[data-testid="lecture-list"]'),
-      lists.flatMap((l) => l.items),
-      (l) => void choose(l, true),
+      lectures,
+      (l, join) => void choose(l, join),
+      search ? `No lecture of this term matches “${search}”.` : undefined,
+      new Set(timetable?.items.map((i) => i.lectureId)),
     );
     if (openId) void choose(await call<Lecture>(token, 'GET', `/lectures/${openId}`), false);
   } catch (e) {
@@ -85,7 +151,7 @@ async function choose(lecture: Lecture, join: boolean): Promise<void> {
   stopLive();
   clearError();
   panel = { lecture };
-  history.replaceState(null, '', `#lecture=${lecture.id}`);
+  history.replaceState(null, '', fragment(namedTerm, lecture.id) || '#');
   render();
   if (join && lecture.status !== 'SCHEDULED') await joinQueue();
   else await refresh();
@@ -105,24 +171,37 @@ async function refresh(): Promise<void> {
   );
 }
 
-async function enroll(): Promise<void> {
+async function enroll(swapFrom?: number): Promise<void> {
   if (!panel) return;
+  const mine = panel;
   await act(async () => {
-    const res = await call<{ enrolledAt: string; seatsLeft: number }>(
-      token,
-      'POST',
-      `/lectures/${panel!.lecture.id}/enroll`,
-    );
-    panel!.enrolledAt = res.enrolledAt;
+    let res: { enrolledAt: string; seatsLeft: number };
+    try {
+      res = await call(token, 'POST', `/lectures/${mine.lecture.id}/enroll`, swapFrom ? { swapFrom } : undefined); // prettier-ignore
+    } catch (e) {
+      // A term rule said no: the ticket is kept, so the panel stays ADMITTED and says why.
+      if (!(e instanceof ApiError && RULES.includes(e.code))) throw e;
+      const title = (id: number) =>
+        timetable?.items.find((i) => i.lectureId === id)?.title ?? `lecture ${id}`;
+      mine.refusal = {
+        code: e.code,
+        message: e.message,
+        conflicts: e.conflictsWith.map((id) => ({ id, title: title(id) })),
+      };
+      return;
+    }
+    mine.refusal = undefined;
+    mine.enrolledAt = res.enrolledAt;
     update({
-      ...(panel!.status as QueueStatus),
+      ...(mine.status as QueueStatus),
       status: 'ENROLLED',
       seatsLeft: res.seatsLeft,
       ticketExpiresAt: null,
       position: null,
     });
     void loadEnrollments();
-    void loadLectures(null); // seats left changed
+    // Seats left changed, and the list marks the lectures held.
+    void loadTimetable().then(() => loadLectures(null));
   });
 }
 
@@ -171,6 +250,7 @@ function update(s: QueueStatus): void {
   const was = panel.status?.status;
   panel.status = s;
   panel.code = undefined;
+  if (s.status !== 'ADMITTED') panel.refusal = undefined;
   if (s.status === 'WAITING' && (panel.startPosition === undefined || was !== 'WAITING'))
     panel.startPosition = s.position ?? undefined;
   if (s.status === 'ENROLLED' && was !== 'ENROLLED') void loadEnrollments();
@@ -208,6 +288,8 @@ function render(): void {
       join: () => void joinQueue(),
       enroll: () => void enroll(),
       leave: () => void leaveQueue(),
+      swap: (fromId) => void enroll(fromId),
+      refresh: () => void refresh(),
     });
 }
 
