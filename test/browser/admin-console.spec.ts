@@ -103,4 +103,50 @@ describe('Admin console (GET /admin)', () => {
     );
     expect(row).toEqual({ capacity: 80, seats_left: 30 });
   });
+
+  it('takes a lecture’s timetable fields and the credit limits of a term and of one student', async () => {
+    await page.locator('#new-lecture').click();
+    const form = page.getByTestId('lecture-form');
+    await form.getByLabel('Title').fill('Compilers');
+    await form.getByLabel('Capacity (seats)').fill('40');
+    await form.getByLabel('Term (empty: the default term)').fill('2027-spring');
+    await form.getByLabel('Course code (sections share it; empty: none)').fill('CS440');
+    await form.getByLabel('Credits (0–30; empty: 3)').fill('4');
+    await form.getByLabel('Meetings (e.g. MON 09:00-10:15, WED 09:00-10:15)').fill('TUE 9:00-10:15, THU 09:00-25:00'); // prettier-ignore
+    await form.getByLabel('Instructor').fill('Frances Allen');
+    await form.getByLabel('Location').fill('Lab 2');
+    await form.getByRole('button', { name: 'Create lecture' }).click();
+    // The service's message lands beside the field it names.
+    await page.locator('#error-meetings').getByText('meetings[1].end must be a 24-hour time').waitFor(); // prettier-ignore
+    await form.getByLabel('Meetings (e.g. MON 09:00-10:15, WED 09:00-10:15)').fill('TUE 9:00-10:15, THU 09:00-10:15'); // prettier-ignore
+    await form.getByRole('button', { name: 'Create lecture' }).click();
+    await page.getByText('Created “Compilers”.').waitFor();
+    const [row] = await ctx.sql(
+      `SELECT term, course_code, credits, meetings, instructor, location FROM lecture WHERE title = 'Compilers'`,
+    );
+    expect(row).toEqual({
+      term: '2027-spring',
+      course_code: 'CS440',
+      credits: 4,
+      meetings: [
+        { day: 'TUE', start: '09:00', end: '10:15' },
+        { day: 'THU', start: '09:00', end: '10:15' },
+      ],
+      instructor: 'Frances Allen',
+      location: 'Lab 2',
+    });
+
+    const limits = page.getByTestId('limits-form');
+    await limits.getByLabel('Term', { exact: true }).fill('2027-spring');
+    await limits.getByLabel('Credits a student may hold (0–60)').fill('15');
+    await limits.getByRole('button', { name: 'Set limit' }).click();
+    await page.getByTestId('limit-status').getByText('Students may hold 15 credits in 2027-spring.').waitFor(); // prettier-ignore
+    await limits.getByLabel('Student (empty: the whole term)').fill('overloader');
+    await limits.getByLabel('Credits a student may hold (0–60)').fill('24');
+    await limits.getByRole('button', { name: 'Set limit' }).click();
+    await page.getByTestId('limit-status').getByText('overloader may hold 24 credits in 2027-spring.').waitFor(); // prettier-ignore
+    expect(await ctx.sql('SELECT max_credits FROM student_term WHERE student_id = $1', ['overloader'])).toEqual([{ max_credits: 24 }]); // prettier-ignore
+    await limits.getByRole('button', { name: "Remove the student's own limit" }).click();
+    await page.getByTestId('limit-status').getByText("overloader has the term's limit again: 15 credits.").waitFor(); // prettier-ignore
+  });
 });
