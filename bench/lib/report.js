@@ -11,12 +11,15 @@ function markdown(r) {
   const ratios = {
     joinRateVsFloor: ratio(s.join.rate, r.floor.rate),
     hotEnrollRateVsPgbench: ratio(r.hot.rate, pgLimit),
+    rulesCost: ratio(r.hotRules.rate, r.hot.rate),
     fillTimeVsPgbench: ratio(s.fillSeconds, fillFloor),
     wastedShareOfSeats: s.wasted / r.seats,
   };
   const ok =
     inv.oversold === 0 && inv.doubleSeats === 0 && inv.outOfOrder === 0 &&
-    r.hot.invariants.oversold === 0 && r.hot.invariants.doubleSeats === 0; // prettier-ignore
+    r.hot.invariants.oversold === 0 && r.hot.invariants.doubleSeats === 0 &&
+    r.hotRules.invariants.oversold === 0 && r.hotRules.invariants.doubleSeats === 0 &&
+    r.hotRules.enrolled === r.hotRules.students; // prettier-ignore
   const target = (value, cmp, limit) =>
     value === null ? 'n/a' : cmp(value, limit) ? 'met' : '**missed**';
   const ge = (a, b) => a >= b;
@@ -48,6 +51,13 @@ function markdown(r) {
         : 'pgbench unavailable',
       f(ratios.hotEnrollRateVsPgbench, 2),
       `≥ 0.5: ${target(ratios.hotEnrollRateVsPgbench, ge, 0.5)}`,
+    ],
+    [
+      'enroll rate, hot lecture, students holding 4–5 lectures of the term (/s)',
+      f(r.hotRules.rate),
+      `${f(r.hot.rate)} the same, students holding nothing`,
+      f(ratios.rulesCost, 2),
+      `≥ 0.8: ${target(ratios.rulesCost, ge, 0.8)}`,
     ],
     [
       'time from opening to FULL (s)',

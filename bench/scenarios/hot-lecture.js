@@ -1,17 +1,29 @@
 // The hot lecture: many admitted students enroll at once, the group commit's own rate.
 const { latency, sleep, now } = require('../lib/load');
 const stores = require('../lib/stores');
-const { createLecture } = require('../lib/lectures');
+const { createLecture, setTermLimit } = require('../lib/lectures');
 const { STUDENTS, DB_URL, token } = require('../lib/run-config');
 
-/** Enroll rate on one hot lecture: many admitted students enroll at once. */
-async function hotLecture(api, admin) {
+let runs = 0; // each run's students and term are its own: the database outlives a run
+const WEEKDAYS = ['MON', 'TUE', 'WED', 'THU', 'FRI'];
+
+/**
+ * Enroll rate on one hot lecture: many admitted students enroll at once. With `holding`, the
+ * lecture is in a term where every student already holds 4 or 5 lectures (with course codes,
+ * credits and meetings), so each enroll's rules read a real timetable; without it, the
+ * students hold nothing and the rules find nothing to read.
+ */
+async function hotLecture(api, admin, { holding = false } = {}) {
   const k = Math.min(STUDENTS, 2000);
+  const run = ++runs;
+  const prefix = holding ? `hotr${run}-` : `hot${run}-`;
+  const timetable = holding ? await heldTimetables(api, admin, k, prefix, `bench-rules-${run}`) : {}; // prettier-ignore
   const { id } = await createLecture(api, admin, {
     capacity: k,
     admission: { batchSize: k, maxActiveTickets: k, ticketTtlSeconds: 600 },
+    ...timetable,
   });
-  const students = Array.from({ length: k }, (_, i) => token(`hot${i}`));
+  const students = Array.from({ length: k }, (_, i) => token(`${prefix}${i}`));
   await Promise.all(students.map((t) => api.request('POST', `/lectures/${id}/queue`, t)));
   for (let i = 0; i < 100; i++) {
     const st = await api.request('GET', `/lectures/${id}/stats`, admin);
@@ -26,10 +38,70 @@ async function hotLecture(api, admin) {
   const ok = replies.filter((r) => r.status === 201);
   return {
     students: k,
+    holding,
     enrolled: ok.length,
     rate: ok.length / seconds,
     ...latency(ok),
     invariants: await stores.seatInvariants(DB_URL, id),
+  };
+}
+
+/**
+ * Five lectures of the rules' term, one each weekday 08:00–09:00 with its own course code, and
+ * every student holding the first 4 or 5 of them, written straight into PostgreSQL (setting up
+ * 9,000 seats through the queue would measure the queue, not the rules). Answers the hot
+ * lecture's timetable fields: the same term, meetings clear of the held ones, within the limit.
+ */
+async function heldTimetables(api, admin, k, prefix, term) {
+  await setTermLimit(api, admin, term, 30);
+  const ids = [];
+  for (const [i, day] of WEEKDAYS.entries()) {
+    const l = await createLecture(api, admin, {
+      capacity: k,
+      term,
+      courseCode: `HELD${i}`,
+      credits: 3,
+      meetings: [{ day, start: '08:00', end: '09:00' }],
+    });
+    ids.push(l.id);
+  }
+  await stores.withPg(DB_URL, async (c) => {
+    await c.query(
+      `INSERT INTO enrollment (lecture_id, student_id, term, course_code, credits)
+       SELECT l.id, $2 || s, l.term, l.course_code, l.credits
+         FROM generate_series(0, $3 - 1) s, unnest($1::int[]) WITH ORDINALITY AS h(id, n)
+         JOIN lecture l ON l.id = h.id
+        WHERE h.n <= 4 + s % 2`,
+      [ids, prefix, k],
+    );
+    await c.query(
+      `INSERT INTO student_term (student_id, term) SELECT $1 || s, $2 FROM generate_series(0, $3 - 1) s`,
+      [prefix, term, k],
+    );
+    await c.query(
+      `INSERT INTO enrollment_slot (lecture_id, student_id, term, student_term_id, slot)
+       SELECT e.lecture_id, e.student_id, e.term, st.id, r
+         FROM enrollment e JOIN lecture l ON l.id = e.lecture_id
+         JOIN student_term st ON st.student_id = e.student_id AND st.term = e.term,
+              unnest(l.meeting_slots) r
+        WHERE e.lecture_id = ANY ($1)`,
+      [ids],
+    );
+    await c.query(
+      `UPDATE lecture l SET seats_left = capacity - (SELECT count(*) FROM enrollment e WHERE e.lecture_id = l.id),
+              version = version + 1
+        WHERE id = ANY ($1)`,
+      [ids],
+    );
+  });
+  return {
+    term,
+    courseCode: 'HOT',
+    credits: 3,
+    meetings: [
+      { day: 'MON', start: '10:00', end: '11:30' },
+      { day: 'WED', start: '10:00', end: '11:30' },
+    ],
   };
 }
 

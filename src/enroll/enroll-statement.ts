@@ -76,25 +76,28 @@ export function enrollStatementSql(
      had AS (SELECT e.student_id, e.enrolled_at FROM enrollment e
               WHERE e.lecture_id = ${id} AND e.student_id IN (SELECT student_id FROM req)),
      judged AS (
-       SELECT r.student_id, r.ord, r.queue_seq, c.*,
+       SELECT r.student_id, r.ord, r.queue_seq, st.id AS student_term_id, c.*,
               CASE WHEN c.same_course IS NOT NULL THEN 'SAME_COURSE'
                    WHEN c.clashes IS NOT NULL THEN 'TIME_CONFLICT'
                    WHEN c.held_credits + l.credits > c.max_credits THEN 'CREDIT_LIMIT' END AS refusal
-         FROM req r CROSS JOIN lec l CROSS JOIN LATERAL (SELECT
+         FROM req r CROSS JOIN lec l
+         JOIN student_term st ON st.student_id = r.student_id AND st.term = l.term
+         CROSS JOIN LATERAL (SELECT
            (SELECT array_agg(e.lecture_id ORDER BY e.lecture_id) FROM enrollment e
              WHERE e.student_id = r.student_id AND e.term = l.term AND e.course_code = l.course_code
                AND e.lecture_id <> ${id}) AS same_course,
            (SELECT array_agg(DISTINCT s.lecture_id ORDER BY s.lecture_id) FROM enrollment_slot s
-             WHERE s.student_id = r.student_id AND s.term = l.term AND s.slot && l.meeting_slots
+             WHERE s.student_term_id = st.id AND s.slot && l.meeting_slots
                AND s.lecture_id <> ${id}) AS clashes,
            (SELECT coalesce(sum(e.credits), 0)::int FROM enrollment e
              WHERE e.student_id = r.student_id AND e.term = l.term) AS held_credits,
-           ${creditLimitSql('r.student_id', 'l.term', maxCredits)} AS max_credits) c
+           ${creditLimitSql('r.student_id', 'l.term', maxCredits)} AS max_credits
+           OFFSET 0) c -- a fence: each look runs once per student, not once per use below
         WHERE r.student_id NOT IN (SELECT student_id FROM had)),
      ranked AS (
        -- passing students up to and including this one, in batch order
        SELECT j.*, count(*) FILTER (WHERE j.refusal IS NULL) OVER (ORDER BY j.ord) AS n FROM judged j),
-     winners AS (SELECT r.student_id, r.queue_seq FROM ranked r, lec l
+     winners AS (SELECT r.student_id, r.queue_seq, r.student_term_id FROM ranked r, lec l
                   WHERE l.opened AND NOT l.closed AND r.refusal IS NULL AND r.n <= l.seats_left),
      taken AS (
        UPDATE lecture SET seats_left = seats_left - (SELECT count(*) FROM winners), version = version + 1
@@ -105,8 +108,9 @@ export function enrollStatementSql(
        SELECT ${id}, w.student_id, w.queue_seq, l.term, l.course_code, l.credits FROM winners w, lec l
        RETURNING student_id, enrolled_at),
      slots AS (
-       INSERT INTO enrollment_slot (lecture_id, student_id, term, slot)
-       SELECT ${id}, w.student_id, l.term, m FROM winners w, lec l, unnest(l.meeting_slots) m)
+       INSERT INTO enrollment_slot (lecture_id, student_id, term, student_term_id, slot)
+       SELECT ${id}, w.student_id, l.term, w.student_term_id, m
+         FROM winners w, lec l, unnest(l.meeting_slots) m)
      SELECT r.student_id, i.enrolled_at AS won_at, h.enrolled_at AS had_at, l.opened, l.closed,
             rk.refusal, rk.n < l.seats_left AS seat_free, rk.same_course, rk.clashes, rk.held_credits,
             rk.max_credits, l.credits AS lecture_credits,

@@ -65,11 +65,15 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
     expect(page.pushMs.count).toBe(page.noticeMs.count);
     expect(r.stampede.join.ok).toBe(300);
     expect(r.hot.enrolled).toBe(300);
+    // The term's rules, read against 4–5 held lectures each, refuse nobody here.
+    expect(r.hotRules).toMatchObject({ holding: true, enrolled: 300, invariants: { oversold: 0 } });
+    expect(run.stdout).toContain('students holding 4–5 lectures of the term');
     expect(r.peer.oversold).toBe(0);
     for (const v of [
       r.stampede.join.rate,
       r.floor.rate,
       r.hot.rate,
+      r.hotRules.rate,
       r.stampede.fillSeconds,
       r.stampede.rssMb,
     ]) {

@@ -117,10 +117,12 @@ describe('Swap: one seat given up for another, both or neither (API.md v3)', () 
       // Hold the target's row: the swap locks `from` (lower id), then waits on `to`.
       await locker.query('BEGIN');
       await locker.query('SELECT 1 FROM lecture WHERE id = $1 FOR NO KEY UPDATE', [to]);
-      const pending = swap(viaProxy.url, to, 'jon', from);
+      let settled: unknown;
+      const pending = swap(viaProxy.url, to, 'jon', from).then((r) => (settled = r.body) && r);
       await eventually(async () => {
+        if (settled) throw new Error(`the swap answered before it waited: ${JSON.stringify(settled)}`); // prettier-ignore
         const rows = await ctx.sql(
-          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR NO KEY UPDATE%'`,
+          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
         );
         return rows.length > 0;
       }, 5000);

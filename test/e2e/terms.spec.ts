@@ -105,6 +105,29 @@ describe('Lectures in terms, credit limits and timetables (API.md v3)', () => {
     }
   });
 
+  it('the search stays an index lookup among 10,000 lectures of one term (the plan, not a timing)', async () => {
+    const term = `big-${Date.now()}`;
+    await ctx.sql(
+      `INSERT INTO lecture (title, capacity, seats_left, opens_at, batch_size, ticket_ttl_seconds,
+                            max_active_tickets, draw_seed, seed_commitment, term, course_code, instructor, drawn_at)
+       SELECT 'Lecture ' || i, 10, 10, now(), 1, 10, 1, decode(repeat('00', 32), 'hex'), repeat('f', 64),
+              $1, 'C' || i, 'Instructor ' || md5(i::text), now()
+         FROM generate_series(1, 10000) i`,
+      [term],
+    );
+    await ctx.sql('ANALYZE lecture');
+    const plan = (
+      await ctx.sql<{ 'QUERY PLAN': string }>(
+        `EXPLAIN SELECT * FROM lecture l WHERE l.term = $1 AND l.search_text LIKE $2
+          ORDER BY l.opens_at, l.id LIMIT 20`,
+        [term, '%3fa8c1%'],
+      )
+    ).map((r) => r['QUERY PLAN']);
+    expect(plan.join('\n')).toMatch(/lecture_search_trgm_idx/);
+    const res = await request(url).get(`/lectures?term=${term}&q=C9999`).set(studentHeaders('s'));
+    expect(res.body.items.map((l: { courseCode: string }) => l.courseCode)).toEqual(['C9999']);
+  });
+
   it('PATCH of term, courseCode, credits or meetings of a held lecture is HAS_ENROLLMENTS and changes nothing', async () => {
     const { body } = await create({ ...FIELDS, term: `held-${Date.now()}` });
     await join(url, body.id, 'holder');
@@ -170,16 +193,27 @@ describe('Lectures in terms, credit limits and timetables (API.md v3)', () => {
     const section = await mk({ courseCode: 'X1' });
     const insert = (id: number) =>
       ctx.sql(
-        `WITH e AS (INSERT INTO enrollment (lecture_id, student_id, term, course_code, credits)
+        `WITH st AS (INSERT INTO student_term (student_id, term) VALUES ('rogue', $2)
+                     ON CONFLICT (student_id, term) DO UPDATE SET term = EXCLUDED.term RETURNING id),
+              e AS (INSERT INTO enrollment (lecture_id, student_id, term, course_code, credits)
                     SELECT id, 'rogue', term, course_code, credits FROM lecture WHERE id = $1 RETURNING 1)
-         INSERT INTO enrollment_slot (lecture_id, student_id, term, slot)
-         SELECT id, 'rogue', term, s FROM lecture, unnest(meeting_slots) s, (SELECT count(*) FROM e) n WHERE id = $1`,
-        [id],
+         INSERT INTO enrollment_slot (lecture_id, student_id, term, student_term_id, slot)
+         SELECT l.id, 'rogue', l.term, st.id, s
+           FROM lecture l, st, unnest(l.meeting_slots) s, (SELECT count(*) FROM e) n WHERE l.id = $1`,
+        [id, term],
       );
     await insert(nine);
     await expect(insert(half)).rejects.toThrow(/enrollment_slot_no_overlap/);
     await expect(insert(section)).rejects.toThrow(/enrollment_one_section_key/);
     await insert(ten); // back to back: fine
+    // A slot filed under another student's key does not fit the foreign key.
+    await expect(
+      ctx.sql(
+        `INSERT INTO enrollment_slot (lecture_id, student_id, term, student_term_id, slot)
+         SELECT $1, 'rogue', $2, (SELECT id FROM student_term WHERE student_id <> 'rogue' LIMIT 1), '[1,2)'`,
+        [ten, term],
+      ),
+    ).rejects.toThrow(/foreign key/);
     // A copy that lies about the lecture's term or credits does not fit the foreign key.
     await expect(
       ctx.sql(`INSERT INTO enrollment (lecture_id, student_id, term, credits) VALUES ($1, 'liar', $2, 0)`, [half, term]), // prettier-ignore
