@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { eventually } from '../helpers/api';
 import { connectBrowser } from '../helpers/browser';
 import { ServerProcess, startedServer } from '../helpers/server-process';
 import { TestContext } from '../helpers/test-context';
@@ -71,7 +72,7 @@ describe('Student page: timetable and swap (GET /, v3)', () => {
     await list.getByText('3 credits · Mon 09:00–10:15, Wed 09:00–10:15 · Edsger Dijkstra · Hall A').waitFor(); // prettier-ignore
     await page.getByTestId('search').fill('dickinson');
     await list.getByText('Modern Poetry').waitFor();
-    await page.waitForFunction(`document.querySelectorAll('[data-testid="lecture-list"] li').length === 1`); // prettier-ignore
+    await eventually(async () => (await list.locator('li').count()) === 1, 5000);
     await page.getByTestId('search').fill('');
     await list.getByText('Databases').waitFor();
 
@@ -91,7 +92,7 @@ describe('Student page: timetable and swap (GET /, v3)', () => {
     await page.getByTestId(`swap-${ids.db}`).click();
     await page.getByTestId('enrolled-confirmation').waitFor();
     await page.getByTestId(`timetable-${ids.db}`).first().waitFor();
-    await page.waitForFunction(`!document.querySelector('[data-testid="timetable-${ids.algo}"]')`);
+    await page.getByTestId(`timetable-${ids.algo}`).first().waitFor({ state: 'detached' });
 
     // The blocks sit in their day's column at their hour: Thursday 14:00 below Thursday 11:00.
     const [dbThu, statsThu] = [

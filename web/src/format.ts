@@ -51,7 +51,8 @@ export const LECTURE_WORDS: Record<string, string> = {
   CLOSED: 'Closed',
 };
 
-const DAY_NAMES: Record<string, string> = {
+/** Short day names, Monday first. */
+export const DAY_NAMES: Record<string, string> = {
   MON: 'Mon',
   TUE: 'Tue',
   WED: 'Wed',

@@ -1,17 +1,8 @@
 import type { Timetable, TimetableItem } from './api.js';
 import { h } from './dom.js';
-import { meetingsText } from './format.js';
+import { DAY_NAMES, meetingsText } from './format.js';
 
-const WEEK = ['MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT', 'SUN'];
-const DAY_LABEL: Record<string, string> = {
-  MON: 'Mon',
-  TUE: 'Tue',
-  WED: 'Wed',
-  THU: 'Thu',
-  FRI: 'Fri',
-  SAT: 'Sat',
-  SUN: 'Sun',
-};
+const WEEK = Object.keys(DAY_NAMES);
 const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 
 /**
@@ -39,7 +30,7 @@ export function renderTimetable(
     hours.append(label);
   }
   const columns = days.map((day) => {
-    const col = h('div', { class: 'tt-day', role: 'group', 'aria-label': DAY_LABEL[day] });
+    const col = h('div', { class: 'tt-day', role: 'group', 'aria-label': DAY_NAMES[day] });
     for (const { item, m } of meetings.filter((x) => x.m.day === day)) {
       const block = h(
         'div',
@@ -64,7 +55,7 @@ export function renderTimetable(
     'div',
     { class: 'tt-grid' },
     h('div', { class: 'tt-corner' }),
-    ...days.map((d) => h('div', { class: 'tt-head' }, DAY_LABEL[d])),
+    ...days.map((d) => h('div', { class: 'tt-head' }, DAY_NAMES[d])),
     hours,
     ...columns,
   );
