@@ -27,6 +27,9 @@ async function enrollNow(s, status, run) {
     return 'enrolled';
   }
   if (replies.some((x) => x.body?.code === 'FULL')) return 'wasted: admitted, then FULL';
+  // A term rule said no (each stampede's lecture has a term of its own, so none should).
+  const rule = replies.find((x) => ['CREDIT_LIMIT', 'TIME_CONFLICT', 'SAME_COURSE'].includes(x.body?.code)); // prettier-ignore
+  if (rule) return `refused: ${rule.body.code}`;
   if (replies.some((x) => x.status === 200)) return 'enrolled';
   return null;
 }

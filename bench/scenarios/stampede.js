@@ -12,6 +12,8 @@ const {
 
 const PAGES_OPEN_IN_CHUNKS_OF = 250;
 
+let stampedes = 0;
+
 /** All students join at once, then each waits (poll or sse) and enrolls the moment it is admitted. */
 async function stampede(api, admin, kind) {
   const { id: warm } = await createLecture(api, admin, {
@@ -38,7 +40,9 @@ async function stampede(api, admin, kind) {
 
   // The opening: every student joins at once and, the moment its own join answers, waits
   // (polling GET …/queue, or on its live stream) and enrolls once admitted.
-  const lecture = await createLecture(api, admin, { capacity: SEATS });
+  // The same students come back in every stampede of a run: each lecture is in a term of its
+  // own, so seats from the earlier ones never count against a credit limit here.
+  const lecture = await createLecture(api, admin, { capacity: SEATS, term: `stampede-${++stampedes}` }); // prettier-ignore
   const id = lecture.id;
   // `--admins N`: N admins watch the lecture's live stats throughout the stampede.
   let statsFrames = 0;
