@@ -23,6 +23,13 @@ export const STATEMENT_TIMEOUT_MS = 5000;
  */
 export const MAX_TRANSACTION_MS = LOCK_TIMEOUT_MS + STATEMENT_TIMEOUT_MS + 1000;
 
+/** Every seat transaction opens so: its lock waits and statements bounded by the time-outs. */
+const BEGIN_BOUNDED = [
+  'BEGIN',
+  `SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`,
+  `SET LOCAL statement_timeout = ${STATEMENT_TIMEOUT_MS}`,
+];
+
 export type { EnrollOutcome, EnrollRequest } from './enroll-statement';
 
 export type CancelOutcome = { kind: 'CANCELLED'; lecture: LectureFacts } | { kind: 'NOT_ENROLLED' };
@@ -108,9 +115,7 @@ export class SeatTransactions {
       return { kind: 'KEPT', outcome: { kind: 'TOO_LATE' } };
     }
     const sql = [
-      'BEGIN',
-      `SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`,
-      `SET LOCAL statement_timeout = ${STATEMENT_TIMEOUT_MS}`,
+      ...BEGIN_BOUNDED,
       `SELECT id, term FROM lecture WHERE id IN (${id}, ${from}) ORDER BY id FOR NO KEY UPDATE`,
       ...lockStudentsSql(id, [request.studentId]),
       `WITH gone AS (
@@ -200,13 +205,7 @@ export class SeatTransactions {
 
   /** BEGIN; time-outs; the statements; COMMIT — one round trip. Results: one per statement. */
   private async transaction(client: PoolClient, ...statements: string[]): Promise<QueryResult[]> {
-    const sql = [
-      'BEGIN',
-      `SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`,
-      `SET LOCAL statement_timeout = ${STATEMENT_TIMEOUT_MS}`,
-      ...statements,
-      'COMMIT',
-    ].join(';\n');
+    const sql = [...BEGIN_BOUNDED, ...statements, 'COMMIT'].join(';\n');
     try {
       const results = (await client.query(sql)) as unknown as QueryResult[];
       client.release();
