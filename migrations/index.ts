@@ -3,6 +3,7 @@ import { LectureVersion1764547200000 } from './1764547200000-LectureVersion';
 import { FairOpening1764633600000 } from './1764633600000-FairOpening';
 import { UndrawnIndex1764720000000 } from './1764720000000-UndrawnIndex';
 import { Terms1764806400000 } from './1764806400000-Terms';
+import { Plans1764892800000 } from './1764892800000-Plans';
 
 /** Every migration, in order. Listed explicitly so the app, the CLI and jest load the same set. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   FairOpening1764633600000,
   UndrawnIndex1764720000000,
   Terms1764806400000,
+  Plans1764892800000,
 ];

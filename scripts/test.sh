@@ -22,7 +22,7 @@ export TEST_REDIS_CLUSTER_NODES
 npx jest --runInBand "$@"
 # ... then the queue, enroll, admission, live-queue, fair-opening and stampede suites on the
 # cluster, unless only other files were asked for.
-CLUSTER_SUITES='test/e2e/(queue|queue-concurrency|queue-order-fence|enroll|admission-modes|ticket-expiry|crash-recovery|live-queue|live-stream-lifecycle|fair-opening|draw-every-lecture|stampede)\.spec\.ts$'
+CLUSTER_SUITES='test/e2e/(queue|queue-concurrency|queue-order-fence|enroll|admission-modes|ticket-expiry|crash-recovery|live-queue|live-stream-lifecycle|term-stream|plan|fair-opening|draw-every-lecture|stampede)\.spec\.ts$'
 if [ $# -eq 0 ]; then
   on_cluster=("$CLUSTER_SUITES")
 else

@@ -12,6 +12,7 @@ import { LiveModule } from './live/live.module';
 import { QueueModule } from './queue/queue.module';
 import { RedisModule } from './redis/redis.module';
 import { TermsModule } from './terms/terms.module';
+import { PlansModule } from './plans/plans.module';
 
 @Module({})
 export class AppModule {
@@ -30,6 +31,7 @@ export class AppModule {
         FairnessModule,
         QueueModule,
         TermsModule,
+        PlansModule,
         EnrollModule,
         LiveModule,
       ],

@@ -31,7 +31,7 @@ export type EnrollOutcome =
 
 export const LECTURE_COLUMNS = `id, version, capacity, seats_left AS "seatsLeft", opens_at AS "opensAt",
   closes_at AS "closesAt", batch_size AS "batchSize", ticket_ttl_seconds AS "ticketTtlSeconds",
-  max_active_tickets AS "maxActiveTickets", pre_queue_minutes AS "preQueueMinutes"`;
+  max_active_tickets AS "maxActiveTickets", pre_queue_minutes AS "preQueueMinutes", term`;
 
 /**
  * Locks the (student, term) rows of these students, in student id order, after the lecture
@@ -118,7 +118,7 @@ export function enrollStatementSql(
             coalesce(t.seats_left, l.seats_left) AS "seatsLeft", l.opens_at AS "opensAt",
             l.closes_at AS "closesAt", l.batch_size AS "batchSize",
             l.ticket_ttl_seconds AS "ticketTtlSeconds", l.max_active_tickets AS "maxActiveTickets",
-            l.pre_queue_minutes AS "preQueueMinutes"
+            l.pre_queue_minutes AS "preQueueMinutes", l.term
        FROM req r CROSS JOIN lec l
        LEFT JOIN ranked rk USING (student_id)
        LEFT JOIN inserted i USING (student_id)

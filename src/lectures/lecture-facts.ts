@@ -12,6 +12,8 @@ export interface LectureFacts {
   ticketTtlSeconds: number;
   maxActiveTickets: number;
   preQueueMinutes: number;
+  /** the lecture's term: a student's term stream follows the lectures of its term */
+  term: string;
 }
 
 export function factsOf(
@@ -27,6 +29,7 @@ export function factsOf(
     | 'ticketTtlSeconds'
     | 'maxActiveTickets'
     | 'preQueueMinutes'
+    | 'term'
   >,
 ): LectureFacts {
   return {
@@ -40,6 +43,7 @@ export function factsOf(
     ticketTtlSeconds: l.ticketTtlSeconds,
     maxActiveTickets: l.maxActiveTickets,
     preQueueMinutes: l.preQueueMinutes,
+    term: l.term,
   };
 }
 
@@ -54,12 +58,14 @@ export function toHashFields(f: LectureFacts): (string | number)[] {
     'opensAt', f.opensAt,
     'closesAt', f.closesAt ?? '',
     'preQueueMs', f.preQueueMinutes * 60_000,
+    'term', f.term,
   ]; // prettier-ignore
 }
 
 /** undefined when the hash is missing or only a tombstone (`v` alone): rebuild it. */
 export function fromHash(id: number, h: Record<string, string>): LectureFacts | undefined {
-  if (h.v === undefined || h.seatsLeft === undefined) return undefined;
+  // Without `term`: written by an older instance; rebuilt like missing facts.
+  if (h.v === undefined || h.seatsLeft === undefined || h.term === undefined) return undefined;
   return {
     id,
     version: Number(h.v),
@@ -71,5 +77,6 @@ export function fromHash(id: number, h: Record<string, string>): LectureFacts | 
     ticketTtlSeconds: Number(h.ttl),
     maxActiveTickets: Number(h.maxActive),
     preQueueMinutes: Number(h.preQueueMs ?? 0) / 60_000,
+    term: h.term,
   };
 }

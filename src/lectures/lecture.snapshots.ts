@@ -33,7 +33,7 @@ function floorOf(row: Record<string, unknown>): QueueOrderFloor {
 const FACTS_COLUMNS = `l.id, l.version, l.capacity, l.seats_left AS "seatsLeft", l.opens_at AS "opensAt",
   l.closes_at AS "closesAt", l.batch_size AS "batchSize",
   l.ticket_ttl_seconds AS "ticketTtlSeconds", l.max_active_tickets AS "maxActiveTickets",
-  l.pre_queue_minutes AS "preQueueMinutes"`;
+  l.pre_queue_minutes AS "preQueueMinutes", l.term`;
 
 /**
  * Reads of a lecture together with its seat holders, each ONE statement, so the facts and the

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { RedisClient } from '../redis/redis-client';
-import { WAITING_LECTURES_KEY, lectureKeys } from '../redis/keys';
+import { WAITING_LECTURES_KEY, lectureKeys, studentLinesKey } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
 import { ScriptError, isScriptError } from '../redis/script-commands';
 import type { QueueOrderFloor } from '../lectures/lecture.snapshots';
@@ -17,6 +17,9 @@ import { AdmitResult, Place, PlaceState, QueueShape, shapeOf } from './line.type
  * transaction is recorded), then released, given back, or — the enroll's instance died —
  * granted again.
  */
+/** A registration morning and its day: long enough for every line a student is in. */
+const STUDENT_LINES_TTL_MS = 48 * 3600_000;
+
 @Injectable()
 export class LineStore {
   /** Bumped whenever the Redis behind the line may have lost its last writes (see below). */
@@ -103,6 +106,21 @@ export class LineStore {
   /** Lists lectures for the cron (idempotent: every join repeats it, the cron's sweep too). */
   async watch(...lectureIds: number[]): Promise<void> {
     if (lectureIds.length > 0) await this.redis.sadd(WAITING_LECTURES_KEY, ...lectureIds);
+  }
+
+  /**
+   * Notes that the student joined this lecture of the term: a term stream opened later follows
+   * it. Only first joins note (a repeat changes nothing), and the set is bounded by the term's
+   * lectures; it lapses STUDENT_LINES_TTL_MS after the student's last join in the term.
+   */
+  async noteJoined(studentId: string, term: string, lectureId: number): Promise<void> {
+    const key = studentLinesKey(studentId, term);
+    await this.redis.pipeline().sadd(key, lectureId).pexpire(key, STUDENT_LINES_TTL_MS).exec();
+  }
+
+  /** The lectures of the term the student joined lately (a superset of those they are in). */
+  async joinedIn(studentId: string, term: string): Promise<number[]> {
+    return (await this.redis.smembers(studentLinesKey(studentId, term))).map(Number);
   }
 
   async watched(): Promise<number[]> {

@@ -1,4 +1,4 @@
-import { Controller, Get, Param, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Headers, Param, Res, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AuthUser, CurrentUser } from '../auth/current-user.decorator';
@@ -8,6 +8,7 @@ import { ApiErrors } from '../docs/api-errors.decorator';
 import { MetricsService } from '../metrics/metrics.service';
 import { RateLimitGuard } from '../ratelimit/rate-limit.guard';
 import { QueueStreams } from './queue-streams.service';
+import { answerStream } from './stream-reply';
 import { LiveStatsView, StatsStreams } from './stats-streams.service';
 
 const ROUTE = '/lectures/:id/queue/events';
@@ -26,12 +27,15 @@ export class LiveController {
    * Server-Sent Events: `event: status` with the student's QueueStatus at once, then whenever
    * it changes; `: keep-alive` comments; `event: error` (CLOSED) when the lecture closes;
    * `event: reconnect` when this instance shuts down. Ends after ENROLLED, after WAITING with
-   * seatsLeft 0, and when the same student opens a newer stream for the lecture. Opening counts
-   * as one request for the rate limit; 503 UNAVAILABLE with Retry-After when this instance
-   * holds MAX_STREAMS.
+   * seatsLeft 0, and when the same student opens a newer stream for the lecture. Every event
+   * has an `id:`; a reconnect (Last-Event-ID) while the status is one the stream ends on is
+   * answered 204, which tells a standard EventSource client to stop. Opening counts as one
+   * request for the rate limit; 503 UNAVAILABLE with Retry-After when this instance holds
+   * MAX_STREAMS.
    */
   @ApiProduces('text/event-stream')
   @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'CLOSED', 'RATE_LIMITED')
+  @ApiResponse({ status: 204, description: 'a reconnect to a stream that has ended for good' })
   @ApiOperation({ summary: 'Follow my queue status live (Server-Sent Events)' })
   @Get('queue/events')
   @UseGuards(RateLimitGuard)
@@ -39,13 +43,19 @@ export class LiveController {
   async queueEvents(
     @Param('id', ParseIdPipe) id: number,
     @CurrentUser() user: AuthUser,
+    @Headers('last-event-id') lastEventId: string | undefined,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const stream = await this.streams.open(id, user.id, reply.raw, () => reply.hijack());
-    // A hijacked reply skips Fastify's onResponse hook: count it when the stream ends.
-    stream?.sse.onClose(() => {
-      this.metrics.request('GET', ROUTE, 200, (Date.now() - stream.openedAt) / 1000);
-    });
+    const opened = this.streams.open(
+      id,
+      user.id,
+      reply.raw,
+      () => reply.hijack(),
+      lastEventId !== undefined,
+    );
+    await answerStream(opened, reply, (seconds) =>
+      this.metrics.request('GET', ROUTE, 200, seconds),
+    );
   }
 
   /**

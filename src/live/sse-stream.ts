@@ -1,11 +1,18 @@
 import type { ServerResponse } from 'node:http';
 
+/** API.md: a keep-alive comment at least every 15 s; one is sent after this much silence. */
+const KEEP_ALIVE_MS = 7000;
+
 /**
- * One Server-Sent Events response: `event:`/`data:` frames and `:` comments written straight to
- * the socket (the reply is hijacked from Fastify, which would otherwise buffer and end it).
+ * One Server-Sent Events response: `event:`/`id:`/`data:` frames and `:` comments written
+ * straight to the socket (the reply is hijacked from Fastify, which would otherwise buffer and
+ * end it). Every event carries an id, so a standard EventSource client reconnects with
+ * Last-Event-ID, which tells the service it is a reconnect (API.md v3, standard clients).
  */
 export class SseStream {
   private ended = false;
+  private lastId = 0;
+  private readonly keepAlive: NodeJS.Timeout;
   lastWriteAt = Date.now();
 
   constructor(private readonly raw: ServerResponse) {
@@ -15,6 +22,11 @@ export class SseStream {
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no', // a proxy in front must not hold events back
     });
+    this.keepAlive = setInterval(() => {
+      if (Date.now() - this.lastWriteAt >= KEEP_ALIVE_MS) this.comment('keep-alive');
+    }, KEEP_ALIVE_MS);
+    this.keepAlive.unref();
+    raw.once('close', () => clearInterval(this.keepAlive));
   }
 
   get open(): boolean {
@@ -22,7 +34,7 @@ export class SseStream {
   }
 
   send(event: string, data: unknown): void {
-    this.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    this.write(`event: ${event}\nid: ${++this.lastId}\ndata: ${JSON.stringify(data)}\n\n`);
   }
 
   comment(text: string): void {
@@ -32,6 +44,7 @@ export class SseStream {
   end(): void {
     if (this.ended) return;
     this.ended = true;
+    clearInterval(this.keepAlive);
     this.raw.end();
   }
 

@@ -5,8 +5,8 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ChannelTransport, transportFor } from './channel-transport';
 import { InjectRedis } from '../redis/redis.token';
 
-/** What one instance hears on the channel; every kind names the lecture it is about. */
-export type ChannelEvent =
+/** What one instance hears about one lecture. */
+export type LectureEvent =
   /** a slot may have freed: admit (event modes only) */
   | { kind: 'slot'; lectureId: number }
   /** these students' queue status changed: live streams re-read it */
@@ -18,6 +18,20 @@ export type ChannelEvent =
   /** the pre-queue was drawn into the queue: pre-queued students' streams re-read */
   | { kind: 'drawn'; lectureId: number };
 
+/** What one instance hears about one student's term (a term stream's news). */
+export type TermEvent =
+  /** a student opened a term stream: their older streams of that term end */
+  | { kind: 'termStream'; term: string; student: string; streamId: string; openedAt: number }
+  /** the student's lectures in the term changed: these joined, or (none named) the plan */
+  | { kind: 'termChanged'; term: string; student: string; lectureIds: number[] };
+
+/** What one instance hears on the channel. */
+export type ChannelEvent = LectureEvent | TermEvent;
+
+/** The channel's topics: a lecture's news, and a term's (on a cluster, one shard each). */
+const lectureTopic = (lectureId: number) => `lecture:${lectureId}`;
+const termTopic = (term: string) => `term:${term}`;
+
 type Listener = (event: ChannelEvent) => void;
 
 /**
@@ -26,11 +40,12 @@ type Listener = (event: ChannelEvent) => void;
  * "a slot may have freed in lecture N", and in keyspace mode Redis's own ticket-expiry events),
  * and the news live streams need from whichever instance caused it. Messages are
  * `<lecture>` (a slot), `<lecture> s <student>...`, `<lecture> a <expiresAt> <waiting> <student>...`
- * or `<lecture> o <student> <streamId> <openedAt>` or `<lecture> d` (drawn).
+ * or `<lecture> o <student> <streamId> <openedAt>` or `<lecture> d` (drawn); a term's news is
+ * `t:<term> o <student> <streamId> <openedAt>` or `t:<term> c <student> <lecture>...`.
  * Events can be lost (Pub/Sub only reaches connected subscribers) or repeated; the admission
  * script recomputes everything, streams re-read what they show, and the cron is the safety net.
  *
- * What one instance says about a lecture within one turn of the event loop goes out as ONE
+ * What one instance says about a lecture (or a term) within one turn of the event loop goes out as ONE
  * message (lines joined by newlines, repeats dropped, after a `~<origin>` line naming the
  * instance): in a stampede thousands of joins and stream opens cost a few publishes, not one
  * each. The instance itself hears its own news at once, without the Redis round trip, and
@@ -42,13 +57,13 @@ export class AdmissionChannel implements OnApplicationShutdown {
   private readonly transport: ChannelTransport;
   private readonly ticketKey: RegExp;
   private readonly listeners: Listener[] = [];
-  /** lectures whose news this instance receives (cluster), and those live streams hold */
-  private readonly following = new Set<number>();
-  private readonly pinned = new Map<number, number>();
+  /** topics whose news this instance receives (cluster), and those live streams hold */
+  private readonly following = new Set<string>();
+  private readonly pinned = new Map<string, number>();
   /** this instance's name on the channel: it skips its own messages (heard already) */
   private readonly origin = randomBytes(6).toString('base64url');
-  /** lines said this turn, per lecture, published together by flush() */
-  private readonly outbox = new Map<number, Set<string>>();
+  /** lines said this turn, per topic, published together by flush() */
+  private readonly outbox = new Map<string, Set<string>>();
   private flushing?: NodeJS.Immediate;
 
   constructor(
@@ -72,12 +87,14 @@ export class AdmissionChannel implements OnApplicationShutdown {
     // On a cluster only followers hear a lecture's channel: this instance, which freed the
     // slot, follows it, so it admits at once whoever else is listening.
     await this.follow(lectureId);
-    await this.publish(lectureId, String(lectureId));
+    await this.publish(lectureTopic(lectureId), String(lectureId));
   }
 
   /** Tells every instance these students' status changed. Never throws. */
   async studentsChanged(lectureId: number, students: string[]): Promise<void> {
-    if (students.length > 0) await this.publish(lectureId, `${lectureId} s ${students.join(' ')}`);
+    if (students.length > 0) {
+      await this.publish(lectureTopic(lectureId), `${lectureId} s ${students.join(' ')}`);
+    }
   }
 
   /**
@@ -91,13 +108,14 @@ export class AdmissionChannel implements OnApplicationShutdown {
     waiting: number,
   ) {
     if (students.length > 0) {
-      await this.publish(lectureId, `${lectureId} a ${expiresAt} ${waiting} ${students.join(' ')}`);
+      const line = `${lectureId} a ${expiresAt} ${waiting} ${students.join(' ')}`;
+      await this.publish(lectureTopic(lectureId), line);
     }
   }
 
   /** Tells every instance the lecture's pre-queue was drawn. Never throws. */
   async drawn(lectureId: number): Promise<void> {
-    await this.publish(lectureId, `${lectureId} d`);
+    await this.publish(lectureTopic(lectureId), `${lectureId} d`);
   }
 
   /** Tells every instance this student opened a live stream. Never throws. */
@@ -107,7 +125,28 @@ export class AdmissionChannel implements OnApplicationShutdown {
     streamId: string,
     openedAt: number,
   ): Promise<void> {
-    await this.publish(lectureId, `${lectureId} o ${student} ${streamId} ${openedAt}`);
+    await this.publish(
+      lectureTopic(lectureId),
+      `${lectureId} o ${student} ${streamId} ${openedAt}`,
+    );
+  }
+
+  /** Tells every instance this student opened a term stream. Never throws. */
+  async termStreamOpened(
+    term: string,
+    student: string,
+    streamId: string,
+    openedAt: number,
+  ): Promise<void> {
+    await this.publish(termTopic(term), `t:${term} o ${student} ${streamId} ${openedAt}`);
+  }
+
+  /**
+   * Tells every instance the student's lectures in the term changed: joined these lectures, or
+   * (none named) a new plan. Never throws.
+   */
+  async termChanged(term: string, student: string, lectureIds: number[] = []): Promise<void> {
+    await this.publish(termTopic(term), `t:${term} c ${student} ${lectureIds.join(' ')}`.trim());
   }
 
   onEvent(listener: Listener): void {
@@ -115,24 +154,24 @@ export class AdmissionChannel implements OnApplicationShutdown {
   }
 
   /** Heard here at once; sent to the other instances with the rest of this turn's news. */
-  private async publish(lectureId: number, line: string): Promise<void> {
+  private async publish(topic: string, line: string): Promise<void> {
     const event = this.parseLine(line);
     if (event) queueMicrotask(() => this.emit(event)); // never inside the caller's own call
-    let lines = this.outbox.get(lectureId);
-    if (!lines) this.outbox.set(lectureId, (lines = new Set()));
+    let lines = this.outbox.get(topic);
+    if (!lines) this.outbox.set(topic, (lines = new Set()));
     lines.add(line);
     this.flushing ??= setImmediate(() => void this.flush());
   }
 
-  /** One message per lecture for everything said this turn. Never throws. */
+  /** One message per topic for everything said this turn. Never throws. */
   private async flush(): Promise<void> {
     this.flushing = undefined;
     const batches = [...this.outbox];
     this.outbox.clear();
     await Promise.all(
-      batches.map(([lectureId, lines]) =>
+      batches.map(([topic, lines]) =>
         this.transport
-          .publish(lectureId, [`~${this.origin}`, ...lines].join('\n'))
+          .publish(topic, [`~${this.origin}`, ...lines].join('\n'))
           .catch((err: Error) => {
             this.logger.warn(`could not publish an event (the cron catches up): ${err.message}`);
           }),
@@ -153,6 +192,7 @@ export class AdmissionChannel implements OnApplicationShutdown {
 
   private parseLine(line: string): ChannelEvent | undefined {
     const [id, kind, ...rest] = line.split(' ');
+    if (id.startsWith('t:')) return this.parseTermLine(id.slice(2), kind, rest);
     const lectureId = Number(id);
     if (!Number.isSafeInteger(lectureId)) return undefined;
     if (kind === undefined) return { kind: 'slot', lectureId };
@@ -173,6 +213,16 @@ export class AdmissionChannel implements OnApplicationShutdown {
         waiting: Number(waiting),
       };
     }
+    return undefined;
+  }
+
+  private parseTermLine(term: string, kind: string, rest: string[]): TermEvent | undefined {
+    const [student, ...more] = rest;
+    if (student === undefined) return undefined;
+    if (kind === 'o') {
+      return { kind: 'termStream', term, student, streamId: more[0], openedAt: Number(more[1]) };
+    }
+    if (kind === 'c') return { kind: 'termChanged', term, student, lectureIds: more.map(Number) };
     return undefined;
   }
 
@@ -203,8 +253,8 @@ export class AdmissionChannel implements OnApplicationShutdown {
   async follow(lectureId: number): Promise<void> {
     // Recorded, so that the next followOnly unfollows it once the lecture is out of play (an
     // unrecorded follow stayed subscribed for the instance's life).
-    this.following.add(lectureId);
-    await this.transport.follow(lectureId);
+    this.following.add(lectureTopic(lectureId));
+    await this.transport.follow(lectureTopic(lectureId));
   }
 
   /**
@@ -212,30 +262,48 @@ export class AdmissionChannel implements OnApplicationShutdown {
    * calls it with the lectures it watches, so subscriptions follow the lectures in play.
    */
   async followOnly(lectureIds: Iterable<number>): Promise<void> {
-    const wanted = new Set([...lectureIds, ...this.pinned.keys()]);
-    for (const id of [...this.following]) {
-      if (!wanted.has(id)) {
-        this.following.delete(id);
-        await this.transport.unfollow(id);
+    const wanted = new Set([...[...lectureIds].map(lectureTopic), ...this.pinned.keys()]);
+    for (const topic of [...this.following]) {
+      if (!wanted.has(topic)) {
+        this.following.delete(topic);
+        await this.transport.unfollow(topic);
       }
     }
-    for (const id of wanted) {
-      this.following.add(id);
-      await this.transport.follow(id);
+    for (const topic of wanted) {
+      this.following.add(topic);
+      await this.transport.follow(topic);
     }
   }
 
   /** A live stream of this lecture opened here: its news must keep coming while it is open. */
-  async pin(lectureId: number): Promise<void> {
-    this.pinned.set(lectureId, (this.pinned.get(lectureId) ?? 0) + 1);
-    this.following.add(lectureId);
-    await this.transport.follow(lectureId);
+  pin(lectureId: number): Promise<void> {
+    return this.pinTopic(lectureTopic(lectureId));
   }
 
   unpin(lectureId: number): void {
-    const n = (this.pinned.get(lectureId) ?? 1) - 1;
-    if (n > 0) this.pinned.set(lectureId, n);
-    else this.pinned.delete(lectureId); // unfollowed at the next followOnly if not watched
+    this.unpinTopic(lectureTopic(lectureId));
+  }
+
+  /** A term stream of this term opened here: the term's news must keep coming while it is. */
+  pinTerm(term: string): Promise<void> {
+    return this.pinTopic(termTopic(term));
+  }
+
+  unpinTerm(term: string): void {
+    this.unpinTopic(termTopic(term));
+  }
+
+  /** Counted: one subscription per topic per instance, however many streams hold it. */
+  private async pinTopic(topic: string): Promise<void> {
+    this.pinned.set(topic, (this.pinned.get(topic) ?? 0) + 1);
+    this.following.add(topic);
+    await this.transport.follow(topic);
+  }
+
+  private unpinTopic(topic: string): void {
+    const n = (this.pinned.get(topic) ?? 1) - 1;
+    if (n > 0) this.pinned.set(topic, n);
+    else this.pinned.delete(topic); // unfollowed at the next followOnly if not watched
   }
 
   async onApplicationShutdown(): Promise<void> {

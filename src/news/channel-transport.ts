@@ -17,11 +17,12 @@ export interface ChannelSink {
  * subscribes to the lectures it cares about (follow/unfollow).
  */
 export interface ChannelTransport {
-  publish(lectureId: number, message: string): Promise<unknown>;
+  /** `topic`: `lecture:<id>` or `term:<term>`, the channel's unit on a cluster */
+  publish(topic: string, message: string): Promise<unknown>;
   listen(sink: ChannelSink, expiryEvents: boolean): Promise<void>;
-  /** Receive this lecture's messages from now on (a no-op where every message reaches everyone). */
-  follow(lectureId: number): Promise<void>;
-  unfollow(lectureId: number): Promise<void>;
+  /** Receive this topic's messages from now on (a no-op where every message reaches everyone). */
+  follow(topic: string): Promise<void>;
+  unfollow(topic: string): Promise<void>;
   close(): void;
 }
 
@@ -84,7 +85,7 @@ export class StandaloneTransport implements ChannelTransport {
     private readonly channel: string,
   ) {}
 
-  publish(_lectureId: number, message: string) {
+  publish(_topic: string, message: string) {
     return this.redis.publish(this.channel, message);
   }
 
@@ -108,7 +109,7 @@ export class StandaloneTransport implements ChannelTransport {
 
 export class ClusterTransport implements ChannelTransport {
   private sharded?: Cluster;
-  private readonly followed = new Set<number>();
+  private readonly followed = new Set<string>();
   /** keyspace mode: one subscriber per cluster node, kept in step with the topology */
   private readonly expiry = new Map<string, Redis>();
   private syncExpiry?: () => void;
@@ -120,13 +121,13 @@ export class ClusterTransport implements ChannelTransport {
     private readonly prefix: string,
   ) {}
 
-  /** The lecture's channel, under its hash tag: it lives on the lecture's shard. */
-  private channelOf(lectureId: number): string {
-    return `{lecture:${lectureId}}:events`;
+  /** The topic's channel, under its hash tag: a lecture's lives on the lecture's shard. */
+  private channelOf(topic: string): string {
+    return `{${topic}}:events`;
   }
 
-  publish(lectureId: number, message: string) {
-    return this.cluster.spublish(this.channelOf(lectureId), message); // ioredis adds the prefix
+  publish(topic: string, message: string) {
+    return this.cluster.spublish(this.channelOf(topic), message); // ioredis adds the prefix
   }
 
   async listen(sink: ChannelSink, expiryEvents: boolean): Promise<void> {
@@ -149,18 +150,18 @@ export class ClusterTransport implements ChannelTransport {
     }
   }
 
-  async follow(lectureId: number): Promise<void> {
-    if (this.followed.has(lectureId) || !this.sharded) return;
-    this.followed.add(lectureId);
-    await this.sharded.ssubscribe(this.prefix + this.channelOf(lectureId)).catch((err: Error) => {
-      this.followed.delete(lectureId); // tried again on the next follow
+  async follow(topic: string): Promise<void> {
+    if (this.followed.has(topic) || !this.sharded) return;
+    this.followed.add(topic);
+    await this.sharded.ssubscribe(this.prefix + this.channelOf(topic)).catch((err: Error) => {
+      this.followed.delete(topic); // tried again on the next follow
       warnUnavailable(err);
     });
   }
 
-  async unfollow(lectureId: number): Promise<void> {
-    if (!this.followed.delete(lectureId) || !this.sharded) return;
-    await this.sharded.sunsubscribe(this.prefix + this.channelOf(lectureId)).catch(() => undefined);
+  async unfollow(topic: string): Promise<void> {
+    if (!this.followed.delete(topic) || !this.sharded) return;
+    await this.sharded.sunsubscribe(this.prefix + this.channelOf(topic)).catch(() => undefined);
   }
 
   /** Every node of the cluster publishes its own expirations: listen to each, as they change. */

@@ -81,6 +81,11 @@ export class QueueService {
     // A cluster's sharded channel: events admit here too.
     await this.channel.follow(lectureId).catch(warn('following the news'));
     await this.channel.studentsChanged(lectureId, [studentId]);
+    // A term stream of the student's, here or on another instance, follows this lecture now.
+    // Not awaited: the join's answer does not wait for it, and a later read of the student's
+    // lines goes out on the same connection after it.
+    void this.line.noteJoined(studentId, facts.term, lectureId).catch(warn('noting the join'));
+    await this.channel.termChanged(facts.term, studentId, [lectureId]);
     // The join that made the queue non-empty lists the lecture for the cron: a lecture is only
     // unlisted once idle (unwatchIfIdle re-checks), so while anyone waits it stays listed, and
     // the other joins need not touch the one key every lecture shares (on a cluster, one

@@ -66,6 +66,14 @@ export const WAITING_LECTURES_KEY = 'lectures:waiting';
  */
 export const LOGGED_LECTURES_KEY = 'lectures:logged';
 
+/**
+ * Set of the lecture ids of a term a student joined: what a term stream opened later follows
+ * besides the plan and the seats. Written by line/line.store.ts only (at a first join).
+ */
+export function studentLinesKey(studentId: string, term: string): string {
+  return `{student:${studentId}}:lines:${term}`;
+}
+
 /** The consumer group that copies admission streams into PostgreSQL. */
 export const ADMISSION_LOG_GROUP = 'pg-copier';
 
@@ -79,26 +87,29 @@ const LOG = 'fairness/admission-log.store.ts';
  * One each, but the admission log: appended in the very step that grants the ticket (it must
  * be, or the log and the tickets could disagree), consumed by the copier's group.
  */
-export const KEY_OWNERS: Record<LectureKeyFamily | 'waitingLectures' | 'loggedLectures', string[]> =
-  {
-    facts: [FACTS],
-    enrolled: [FACTS],
-    queue: [LINE],
-    seq: [LINE],
-    gone: [LINE],
-    prequeue: [LINE],
-    drawn: [LINE],
-    draw: [LINE],
-    ticketPrefix: [LINE],
-    tickets: [LINE],
-    inflight: [LINE],
-    stats: [LINE],
-    admitLog: [LINE],
-    grants: [LINE],
-    admissions: [LINE, LOG],
-    waitingLectures: [LINE],
-    loggedLectures: [LOG],
-  };
+export const KEY_OWNERS: Record<
+  LectureKeyFamily | 'waitingLectures' | 'loggedLectures' | 'studentLines',
+  string[]
+> = {
+  facts: [FACTS],
+  enrolled: [FACTS],
+  queue: [LINE],
+  seq: [LINE],
+  gone: [LINE],
+  prequeue: [LINE],
+  drawn: [LINE],
+  draw: [LINE],
+  ticketPrefix: [LINE],
+  tickets: [LINE],
+  inflight: [LINE],
+  stats: [LINE],
+  admitLog: [LINE],
+  grants: [LINE],
+  admissions: [LINE, LOG],
+  waitingLectures: [LINE],
+  loggedLectures: [LOG],
+  studentLines: [LINE],
+};
 
 /** Families a file passes to its scripts only to read them: the line admits within the seats. */
 export const SCRIPT_READS: Record<string, LectureKeyFamily[]> = {

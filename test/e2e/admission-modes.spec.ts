@@ -197,7 +197,7 @@ describe('Event-driven admission', () => {
       for (const [app, students] of heard) {
         const channel = app.app.get(AdmissionChannel);
         channel.onEvent((e) => {
-          if (e.lectureId === id && e.kind === 'students') students.push(...e.students);
+          if (e.kind === 'students' && e.lectureId === id) students.push(...e.students);
         });
         await channel.follow(id); // on a cluster, a lecture's news reaches its followers
       }

@@ -33,6 +33,7 @@ export class LuaHarness {
       batchSize: 50,
       ticketTtlSeconds: 300,
       maxActiveTickets: 200,
+      term: 'current',
       preQueueMinutes: 0,
       ...facts,
     };

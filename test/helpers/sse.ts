@@ -3,6 +3,8 @@ import { tokenFor } from './tokens';
 export interface SseEvent {
   event: string;
   data: unknown;
+  /** the frame's `id:` ('' without one) */
+  id: string;
   /** ms since the epoch when it arrived */
   at: number;
 }
@@ -106,6 +108,7 @@ export class SseClient {
     this.events.push({
       event: field('event') || 'message',
       data: JSON.parse(field('data')),
+      id: field('id'),
       at: Date.now(),
     });
     this.waiters.splice(0).forEach((w) => w());

@@ -17,6 +17,7 @@ describe('record-lecture-2, rebuild-lecture-2', () => {
     ticketTtlSeconds: 60,
     maxActiveTickets: 20,
     preQueueMinutes: 0,
+    term: 'current',
     ...more,
   });
   const record = (f: LectureFacts, change = '', students: string[] = []) =>

@@ -23,6 +23,7 @@ function familiesNamedIn(text: string): Set<string> {
   }
   if (/\bWAITING_LECTURES_KEY\b/.test(text)) named.add('waitingLectures');
   if (/\bLOGGED_LECTURES_KEY\b/.test(text)) named.add('loggedLectures');
+  if (/\bstudentLinesKey\b/.test(text)) named.add('studentLines');
   return named;
 }
 
@@ -51,7 +52,9 @@ describe('One owner per Redis key family (src/redis/keys.ts, KEY_OWNERS)', () =>
 
   it('no file but the owners builds a lecture key or names the shared sets', () => {
     const users = files
-      .filter(({ text }) => /\b(lectureKeys|WAITING_LECTURES_KEY|LOGGED_LECTURES_KEY)\b/.test(text))
+      .filter(({ text }) =>
+        /\b(lectureKeys|WAITING_LECTURES_KEY|LOGGED_LECTURES_KEY|studentLinesKey)\b/.test(text),
+      )
       .map((f) => f.file)
       .sort();
     expect(users).toEqual([...owners].sort());

@@ -201,6 +201,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me/terms/{term}/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** My plan for a term (empty if never set) */
+        get: operations["PlansController_get"];
+        /**
+         * Set my plan for a term: 0–20 distinct lectures of the term, in the order I want them
+         * @description Stored as given; conflicts, sections of one course and credits over the limit come back as warnings, never refusals (a plan may hold alternatives). A lecture of another term is VALIDATION_FAILED.
+         */
+        put: operations["PlansController_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/terms/{term}/plan/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join (or pre-queue) every lecture of my plan, in plan order, in one request
+         * @description Each lecture is joined exactly as POST /lectures/{id}/queue would; one item per lecture in plan order: its QueueStatus, or `{ lectureId, error }` (FULL, CLOSED, NOT_OPEN, …). One request for the rate limit.
+         */
+        post: operations["PlansController_joinAll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/lectures/{id}/enroll": {
         parameters: {
             query?: never;
@@ -251,9 +292,11 @@ export interface paths {
          * @description Server-Sent Events: `event: status` with the student's QueueStatus at once, then whenever
          *     it changes; `: keep-alive` comments; `event: error` (CLOSED) when the lecture closes;
          *     `event: reconnect` when this instance shuts down. Ends after ENROLLED, after WAITING with
-         *     seatsLeft 0, and when the same student opens a newer stream for the lecture. Opening counts
-         *     as one request for the rate limit; 503 UNAVAILABLE with Retry-After when this instance
-         *     holds MAX_STREAMS.
+         *     seatsLeft 0, and when the same student opens a newer stream for the lecture. Every event
+         *     has an `id:`; a reconnect (Last-Event-ID) while the status is one the stream ends on is
+         *     answered 204, which tells a standard EventSource client to stop. Opening counts as one
+         *     request for the rate limit; 503 UNAVAILABLE with Retry-After when this instance holds
+         *     MAX_STREAMS.
          */
         get: operations["LiveController_queueEvents"];
         put?: never;
@@ -278,6 +321,33 @@ export interface paths {
          *     `event: reconnect` when this instance shuts down.
          */
         get: operations["LiveController_statsEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/terms/{term}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow all my lectures of a term live, on one stream (Server-Sent Events)
+         * @description Server-Sent Events for all my lectures of the term — the plan's, and those I am
+         *     pre-queued, waiting, admitted or enrolled in: at once one `event: status` (a QueueStatus)
+         *     per lecture, then one whenever any changes; `event: error` `{ lectureId, error }` when a
+         *     lecture closes; `: keep-alive` comments; `event: reconnect` when this instance shuts down.
+         *     Lectures planned or joined later join the stream. The newest stream per student and term
+         *     wins. It ends when nothing is left to wait for in any of its lectures (each held, closed,
+         *     or without a seat left while no ticket is held); a reconnect (Last-Event-ID) then is
+         *     answered 204. One request for the rate limit, one place under MAX_STREAMS.
+         */
+        get: operations["TermEventsController_termEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -511,6 +581,45 @@ export interface components {
             /** @description credits you hold in the term */
             credits: number;
             items: components["schemas"]["TimetableItem"][];
+        };
+        PlanWarning: {
+            /**
+             * @description TIME_CONFLICT (meetings overlap), SAME_COURSE (sections of one course), CREDIT_LIMIT
+             * @enum {string}
+             */
+            code: "CREDIT_LIMIT" | "TIME_CONFLICT" | "SAME_COURSE";
+            /** @description the planned lectures it concerns; for CREDIT_LIMIT, those past the limit in plan order */
+            lectureIds: number[];
+        };
+        PlanView: {
+            term: string;
+            lectureIds: number[];
+            /** @description the planned lectures' credits together */
+            credits: number;
+            /** @description the limit in force for you in the term */
+            maxCredits: number;
+            /** @description what enrolling in all of them would run into; a plan may hold alternatives */
+            warnings: components["schemas"]["PlanWarning"][];
+        };
+        PlanDto: {
+            /** @description 0–20 distinct lectures of the term, in the order you want them */
+            lectureIds: number[];
+        };
+        PlanQueueItem: {
+            lectureId: number;
+            /** @enum {string} */
+            status?: "ENROLLED" | "ADMITTED" | "WAITING" | "PRE_QUEUED" | "NOT_QUEUED";
+            position?: number | null;
+            waiting?: number;
+            estimatedWaitSeconds?: number | null;
+            ticketExpiresAt?: string | null;
+            seatsLeft?: number;
+            /** @description FULL, CLOSED, NOT_OPEN, … as POST /lectures/{id}/queue would have answered */
+            error?: Record<string, never>;
+        };
+        PlanQueueView: {
+            /** @description one per planned lecture, in plan order */
+            items: components["schemas"]["PlanQueueItem"][];
         };
         EnrollBodyDto: {
             swapFrom?: number;
@@ -1671,6 +1780,238 @@ export interface operations {
             };
         };
     };
+    PlansController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                term: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    PlansController_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                term: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlanDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: LECTURE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    PlansController_joinAll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                term: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanQueueView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
     EnrollController_enroll: {
         parameters: {
             query?: never;
@@ -1929,7 +2270,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: {
+            /** @description a reconnect to a stream that has ended for good */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2054,6 +2396,75 @@ export interface operations {
             /** @description code: LECTURE_NOT_FOUND */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    TermEventsController_termEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                term: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a reconnect to a stream that has ended for good */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

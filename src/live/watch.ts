@@ -1,9 +1,21 @@
+import type { AppError } from '../common/error-codes';
 import type { QueueStatusView } from '../queue/queue-status.view';
 import type { SseStream } from './sse-stream';
-import type { StreamSlot } from './stream-slots';
 
-/** One student's live queue stream on this instance, and what it last showed them. */
-export class QueueStream {
+/**
+ * What a live stream is made of, for the watches that feed it: a lecture stream holds one
+ * watch and ends when it is finished; a term stream holds one per lecture of the term.
+ */
+export interface WatchOwner {
+  readonly sse: SseStream;
+  /** a watched status was just shown */
+  shown(w: Watch): void;
+  /** the watched lecture closed or is gone: the owner says so and stops watching it */
+  ended(w: Watch, err: AppError): void;
+}
+
+/** One student's status in one lecture, followed live for one stream, and what it last showed. */
+export class Watch {
   /** the last status sent, as JSON: a status is sent only when it changed */
   private lastSent = '';
   /** WAITING: the student's join sequence number, from which positions are computed */
@@ -14,23 +26,15 @@ export class QueueStream {
   /** a re-read is running; `again` asks for one more after it */
   refreshing: false | 'running' | 'again' = false;
   /** when the status shown was last read from Redis (a re-read is due REREAD_MS after) */
-  readAt: number;
+  readAt = Date.now();
+  /** the lecture closed (or was deleted): nothing more will change */
+  over = false;
 
   constructor(
-    readonly id: string,
-    readonly openedAt: number,
     readonly lectureId: number,
     readonly studentId: string,
-    readonly sse: SseStream,
-    private readonly slot: StreamSlot,
-  ) {
-    this.readAt = openedAt;
-  }
-
-  /** Older than the stream opened at `openedAt` with id `id` (ties broken by id, as everywhere). */
-  isOlderThan(openedAt: number, id: string): boolean {
-    return this.openedAt < openedAt || (this.openedAt === openedAt && this.id < id);
-  }
+    readonly owner: WatchOwner,
+  ) {}
 
   /** Sends the status if it differs from the last one sent; true when sent. */
   show(status: QueueStatusView): boolean {
@@ -38,19 +42,22 @@ export class QueueStream {
     const json = JSON.stringify(status);
     if (json === this.lastSent) return false;
     this.lastSent = json;
-    this.sse.send('status', status);
+    this.owner.sse.send('status', status);
     return true;
   }
 
   /** API.md: after ENROLLED, or WAITING with no seat left, there is nothing left to wait for. */
   get finished(): boolean {
     const s = this.status;
-    return s?.status === 'ENROLLED' || (s?.status === 'WAITING' && s.seatsLeft === 0);
+    return this.over || isFinal(s);
   }
 
-  close(): void {
+  stop(): void {
     clearTimeout(this.expiryTimer);
-    this.sse.end();
-    this.slot.release();
   }
+}
+
+/** The statuses a lecture stream ends on (API.md): ENROLLED, WAITING with no seat left. */
+export function isFinal(s: QueueStatusView | undefined): boolean {
+  return s?.status === 'ENROLLED' || (s?.status === 'WAITING' && s.seatsLeft === 0);
 }

@@ -1,0 +1,214 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { AppError } from '../common/error-codes';
+import { LectureFactsService } from '../lectures/lecture-facts.service';
+import { AdmissionChannel, ChannelEvent } from '../news/admission-channel';
+import type { QueueStatusView } from '../queue/queue-status.view';
+import { QueueService } from '../queue/queue.service';
+import { LineStore } from '../line/line.store';
+import { positionIn } from '../line/line.types';
+import { Watch } from './watch';
+
+/** Positions are recomputed this often (API.md: a changed position at most once a second). */
+const TICK_MS = 1000;
+/** API.md v3: every open stream's status is read again at least every 5 s, whatever it shows. */
+const REREAD_MS = 4000;
+
+export interface FirstStatus {
+  status: QueueStatusView;
+  seq: number | null;
+}
+
+/**
+ * Every student status a live stream of this instance follows, lecture streams and term
+ * streams alike. A status reaches its stream when it changes: admissions, enrolls, leaves and
+ * joins are announced on the admission channel by whichever instance caused them (one
+ * subscription per lecture per instance, however many watch it), and each watch re-reads only
+ * its own student's status then. Positions of waiting students come from ONE Redis call per
+ * lecture per second (positions-3.lua), never one per stream.
+ */
+@Injectable()
+export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(Watches.name);
+  /** lecture -> student -> that student's watches of it (a lecture stream's, a term stream's) */
+  private readonly lectures = new Map<number, Map<string, Set<Watch>>>();
+  private timer?: NodeJS.Timeout;
+  private ticking = false;
+
+  constructor(
+    private readonly queue: QueueService,
+    private readonly line: LineStore,
+    private readonly facts: LectureFactsService,
+    private readonly channel: AdmissionChannel,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.channel.onEvent((e) => this.onChannel(e));
+    this.timer = setInterval(() => void this.tick(), TICK_MS);
+    this.timer.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  /**
+   * The first status of a watch about to start. The lecture's news is followed before the read,
+   * so nothing that happens after it can be missed; `add` or `abandon` must follow.
+   */
+  async begin(lectureId: number, studentId: string): Promise<FirstStatus> {
+    await this.channel.pin(lectureId);
+    try {
+      return await this.queue.statusAndSeq(lectureId, studentId);
+    } catch (err) {
+      this.channel.unpin(lectureId);
+      throw err;
+    }
+  }
+
+  /** A begun watch that will not start after all. */
+  abandon(lectureId: number): void {
+    this.channel.unpin(lectureId);
+  }
+
+  /** Starts a begun watch: it is followed from now on, and shows its first status. */
+  add(w: Watch, first: FirstStatus): void {
+    let students = this.lectures.get(w.lectureId);
+    if (!students) this.lectures.set(w.lectureId, (students = new Map()));
+    let watches = students.get(w.studentId);
+    if (!watches) students.set(w.studentId, (watches = new Set()));
+    watches.add(w);
+    this.show(w, first.status, first.seq);
+  }
+
+  remove(w: Watch): void {
+    w.stop();
+    const students = this.lectures.get(w.lectureId);
+    const watches = students?.get(w.studentId);
+    if (!watches?.delete(w)) return;
+    this.channel.unpin(w.lectureId);
+    if (watches.size === 0) students!.delete(w.studentId);
+    if (students!.size === 0) this.lectures.delete(w.lectureId);
+  }
+
+  private onChannel(e: ChannelEvent): void {
+    if (!('lectureId' in e)) return;
+    const students = this.lectures.get(e.lectureId);
+    if (!students) return;
+    const each = (ids: string[], f: (w: Watch) => void) => {
+      for (const id of ids) for (const w of students.get(id) ?? []) f(w);
+    };
+    if (e.kind === 'students') each(e.students, (w) => void this.refresh(w));
+    else if (e.kind === 'admitted') {
+      each(e.students, (w) => void this.admitted(w, e.expiresAt, e.waiting));
+    } else if (e.kind === 'drawn') this.refreshPreQueued(students);
+  }
+
+  /** Re-reads one watch's status (coalesced: a burst of news causes at most two reads). */
+  async refresh(w: Watch): Promise<void> {
+    if (w.refreshing) {
+      w.refreshing = 'again';
+      return;
+    }
+    w.refreshing = 'running';
+    try {
+      do {
+        w.refreshing = 'running';
+        const readAt = Date.now();
+        const { status, seq } = await this.queue.statusAndSeq(w.lectureId, w.studentId);
+        w.readAt = readAt;
+        this.show(w, status, seq);
+      } while ((w.refreshing as Watch['refreshing']) === 'again' && w.owner.sse.open);
+    } catch (err) {
+      this.failed(w, err);
+    } finally {
+      w.refreshing = false;
+    }
+  }
+
+  /** The pre-queue was drawn: its students' watches learn their place (or their ticket). */
+  private refreshPreQueued(students: Map<string, Set<Watch>>): void {
+    for (const watches of students.values()) {
+      for (const w of watches) if (w.status?.status === 'PRE_QUEUED') void this.refresh(w);
+    }
+  }
+
+  /** An admission, shown from the news itself: the push needs no Redis read. */
+  private async admitted(w: Watch, expiresAt: number, waiting: number): Promise<void> {
+    try {
+      this.show(w, await this.queue.admittedView(w.lectureId, expiresAt, waiting), null);
+    } catch (err) {
+      this.failed(w, err);
+    }
+  }
+
+  private show(w: Watch, status: QueueStatusView, seq: number | null): void {
+    w.seq = seq;
+    w.show(status);
+    clearTimeout(w.expiryTimer);
+    if (status.status === 'ADMITTED' && status.ticketExpiresAt) {
+      const ms = Date.parse(status.ticketExpiresAt) - Date.now() + 20;
+      w.expiryTimer = setTimeout(() => void this.refresh(w), Math.max(ms, 0));
+    }
+    w.owner.shown(w);
+  }
+
+  /** A read failed: CLOSED (or the lecture gone) ends the watch; anything else is retried. */
+  private failed(w: Watch, err: unknown): void {
+    if (err instanceof AppError && (err.code === 'CLOSED' || err.code === 'LECTURE_NOT_FOUND')) {
+      w.over = true;
+      w.owner.ended(w, err);
+      return;
+    }
+    this.logger.warn(`live status of lecture ${w.lectureId}: ${(err as Error).message}`);
+  }
+
+  /**
+   * Once a second: positions of waiting students (one Redis call per lecture), and a re-read of
+   * every watch not read for REREAD_MS whatever it shows (a lost message costs at most that).
+   * A slow tick (a store struggling) is not stacked on.
+   */
+  private async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      await this.tickOnce(Date.now());
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async tickOnce(now: number): Promise<void> {
+    await Promise.all(
+      [...this.lectures].map(async ([lectureId, students]) => {
+        try {
+          const watches = [...students.values()].flatMap((set) => [...set]);
+          const facts = await this.facts.get(lectureId);
+          if (facts.closesAt !== null && now >= facts.closesAt) {
+            for (const w of watches) void this.refresh(w); // they see CLOSED and end
+            return;
+          }
+          // The draw's news may have been lost: pre-queued watches of an opened lecture re-read.
+          if (now >= facts.opensAt) this.refreshPreQueued(students);
+          const waiting = watches.filter((w) => w.seq !== null);
+          if (waiting.length > 0) await this.updatePositions(lectureId, waiting);
+          for (const w of watches) if (now - w.readAt >= REREAD_MS) void this.refresh(w);
+        } catch (err) {
+          this.logger.warn(`live positions of lecture ${lectureId}: ${(err as Error).message}`);
+        }
+      }),
+    );
+  }
+
+  private async updatePositions(lectureId: number, waiting: Watch[]): Promise<void> {
+    const shape = await this.line.positions(lectureId);
+    for (const w of waiting) {
+      const position = positionIn(shape, w.seq!);
+      // Not in the queue any more (admitted, left): its own status says what it is now.
+      if (position === null) void this.refresh(w);
+      else {
+        w.readAt = Date.now(); // the queue's shape, just read, is this student's status
+        this.show(w, await this.queue.waitingView(lectureId, position, shape), w.seq);
+      }
+    }
+  }
+}

@@ -1,0 +1,146 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { AppError, lectureNotFound } from '../common/error-codes';
+import { isInfraError } from '../common/infra-errors';
+import { LineStore } from '../line/line.store';
+import { AdmissionChannel } from '../news/admission-channel';
+import { QueueService } from '../queue/queue.service';
+import { creditLimitSql } from '../terms/credit-limit';
+import { PlannedLecture, planWarnings } from './plan-warnings';
+import { PlanQueueItem, PlanView } from './plans.dto';
+
+/**
+ * A student's plan for a term (PostgreSQL, plan_item), joined in one request on the morning,
+ * and the lectures a term stream follows.
+ */
+@Injectable()
+export class PlansService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly queue: QueueService,
+    private readonly line: LineStore,
+    private readonly channel: AdmissionChannel,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async get(studentId: string, term: string): Promise<PlanView> {
+    const [{ max_credits, plan }] = await this.db.query(
+      `SELECT ${creditLimitSql('$1', '$2::varchar', this.config.maxCredits)} AS max_credits,
+              coalesce(json_agg(json_build_object('id', l.id, 'courseCode', l.course_code,
+                         'credits', l.credits, 'meetings', l.meetings) ORDER BY p.rank)
+                       FILTER (WHERE l.id IS NOT NULL), '[]') AS plan
+         FROM (SELECT 1) one
+         LEFT JOIN plan_item p ON p.student_id = $1 AND p.term = $2
+         LEFT JOIN lecture l ON l.id = p.lecture_id AND l.term = p.term`,
+      [studentId, term],
+    );
+    return this.view(term, plan as PlannedLecture[], max_credits);
+  }
+
+  /**
+   * Replaces the plan in one transaction: a lecture of another term is VALIDATION_FAILED, an
+   * unknown one LECTURE_NOT_FOUND (the first such in the list), and nothing is stored then.
+   */
+  async put(studentId: string, term: string, lectureIds: number[]): Promise<PlanView> {
+    const found: (PlannedLecture & { term: string })[] = await this.db.query(
+      `SELECT id, term, course_code AS "courseCode", credits, meetings
+         FROM lecture WHERE id = ANY($1::int[])`,
+      [lectureIds.filter((id) => id <= 2_147_483_647)],
+    );
+    const byId = new Map(found.map((l) => [l.id, l]));
+    const missing = lectureIds.find((id) => !byId.has(id));
+    if (missing !== undefined) throw lectureNotFound(missing);
+    const elsewhere = found.find((l) => l.term !== term);
+    if (elsewhere) {
+      throw new AppError(
+        'VALIDATION_FAILED',
+        `lecture ${elsewhere.id} is in term ${elsewhere.term}, not ${term}`,
+      );
+    }
+    await this.db.transaction(async (tx) => {
+      await tx.query('DELETE FROM plan_item WHERE student_id = $1 AND term = $2', [studentId, term]); // prettier-ignore
+      if (lectureIds.length > 0) {
+        await tx.query(
+          `INSERT INTO plan_item (student_id, term, lecture_id, rank)
+           SELECT $1, $2, id, ord - 1 FROM unnest($3::int[]) WITH ORDINALITY AS u(id, ord)`,
+          [studentId, term, lectureIds],
+        );
+      }
+    });
+    await this.channel.termChanged(term, studentId); // a term stream follows the new plan
+    const [{ max_credits }] = await this.db.query(
+      `SELECT ${creditLimitSql('$1', '$2::varchar', this.config.maxCredits)} AS max_credits`,
+      [studentId, term],
+    );
+    return this.view(
+      term,
+      lectureIds.map((id) => byId.get(id)!),
+      max_credits,
+    );
+  }
+
+  /**
+   * Joins (or pre-queues) every planned lecture exactly as POST /lectures/{id}/queue would, all
+   * at once (each lecture's join is its own: nothing orders one lecture's queue against
+   * another's, and concurrent joins share the Redis connection's pipeline); the answers in plan
+   * order. Only when every join failed for a store is the whole request UNAVAILABLE.
+   */
+  async joinAll(studentId: string, term: string): Promise<PlanQueueItem[]> {
+    const { lectureIds } = await this.get(studentId, term);
+    const items = await Promise.all(
+      lectureIds.map((id) =>
+        this.queue.join(id, studentId).then(
+          ({ status }): PlanQueueItem => status,
+          (err: unknown): PlanQueueItem => ({ lectureId: id, error: this.errorOf(err) }),
+        ),
+      ),
+    );
+    if (items.length > 0 && items.every((i) => i.error?.code === 'UNAVAILABLE')) {
+      throw new AppError('UNAVAILABLE', 'the queue store is unavailable; retry', {
+        'Retry-After': '1',
+      });
+    }
+    return items;
+  }
+
+  /**
+   * The lectures a term stream follows: the plan's (in plan order), then those the student holds
+   * a seat in or joined (pre-queued, waiting, admitted), by id.
+   */
+  async lectureIdsOf(studentId: string, term: string): Promise<number[]> {
+    const [rows, joined] = await Promise.all([
+      this.db.query(
+        `SELECT lecture_id AS id, rank FROM plan_item WHERE student_id = $1 AND term = $2
+         UNION ALL
+         SELECT lecture_id, 100 FROM enrollment WHERE student_id = $1 AND term = $2`,
+        [studentId, term],
+      ) as Promise<{ id: number; rank: number }[]>,
+      this.line.joinedIn(studentId, term),
+    ]);
+    const planned = rows.sort((a, b) => a.rank - b.rank || a.id - b.id).map((r) => r.id);
+    return [...new Set([...planned, ...joined.sort((a, b) => a - b)])];
+  }
+
+  private view(term: string, plan: PlannedLecture[], maxCredits: number): PlanView {
+    return {
+      term,
+      lectureIds: plan.map((l) => l.id),
+      credits: plan.reduce((sum, l) => sum + l.credits, 0),
+      maxCredits,
+      warnings: planWarnings(plan, maxCredits),
+    };
+  }
+
+  private errorOf(err: unknown): PlanQueueItem['error'] {
+    if (err instanceof AppError) {
+      const { statusCode, code, message } = err.body;
+      return { statusCode, code, message };
+    }
+    if (isInfraError(err)) {
+      return { statusCode: 503, code: 'UNAVAILABLE', message: 'a store is unavailable; retry' };
+    }
+    throw err; // a bug: the whole request answers 500, as any route would
+  }
+}
