@@ -27,6 +27,8 @@ export type Enrollment = Schemas['MyEnrollment'];
 export type Meeting = Schemas['Meeting'];
 export type Timetable = Schemas['TimetableView'];
 export type TimetableItem = Schemas['TimetableItem'];
+export type Plan = Schemas['PlanView'];
+export type PlanQueueItem = Schemas['PlanQueueItem'];
 
 /** One JSON call with the bearer token in its header (never in the URL), and a JSON body. */
 export async function call<T>(

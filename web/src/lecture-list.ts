@@ -5,7 +5,7 @@ import { LECTURE_WORDS, duration, meetingsText, when } from './format.js';
 /**
  * The term's lectures: code, credits, meeting times, instructor and location, and what the
  * student can do — join an open one, look at a full one (a seat may come back), see when a
- * scheduled one opens.
+ * scheduled one opens — and add it to the plan, or take it out.
  */
 export function renderLectures(
   list: HTMLElement,
@@ -13,18 +13,24 @@ export function renderLectures(
   onChoose: (l: Lecture, join: boolean) => void,
   emptyText = 'No lecture is open or scheduled right now.',
   held: ReadonlySet<number> = new Set(),
+  planned: ReadonlySet<number> = new Set(),
+  onPlan: (l: Lecture) => void = () => undefined,
 ): void {
   if (lectures.length === 0) {
     list.replaceChildren(h('li', { class: 'meta' }, emptyText));
     return;
   }
-  list.replaceChildren(...lectures.map((l) => row(l, onChoose, held.has(l.id))));
+  list.replaceChildren(
+    ...lectures.map((l) => row(l, onChoose, held.has(l.id), planned.has(l.id), onPlan)),
+  );
 }
 
 function row(
   l: Lecture,
   onChoose: (l: Lecture, join: boolean) => void,
   mine: boolean,
+  inPlan: boolean,
+  onPlan: (l: Lecture) => void,
 ): HTMLElement {
   const seats =
     l.status === 'SCHEDULED'
@@ -81,6 +87,17 @@ function row(
       ' ',
       seats,
     ),
-    action,
+    h(
+      'div',
+      { class: 'plan-buttons' },
+      mine || l.status === 'CLOSED'
+        ? null
+        : h(
+            'button',
+            { type: 'button', class: inPlan ? 'secondary' : 'secondary', 'data-testid': `plan-add-${l.id}`, 'aria-pressed': inPlan ? 'true' : 'false', onclick: () => onPlan(l) }, // prettier-ignore
+            inPlan ? 'In plan ✓' : 'Add to plan',
+          ),
+      action,
+    ),
   );
 }

@@ -2,6 +2,8 @@ import {
   ApiError,
   Enrollment,
   Lecture,
+  Plan,
+  PlanQueueItem,
   QueueStatus,
   Timetable,
   TimetableItem,
@@ -12,8 +14,10 @@ import { clearError, showError } from './error-banner.js';
 import { when } from './format.js';
 import { renderLectures } from './lecture-list.js';
 import { LiveQueue } from './live.js';
+import { PlanState, PlannedStatus, renderPlan } from './plan-panel.js';
 import { PanelState, renderPanel, tickCountdowns } from './queue-panel.js';
 import { claims, forgetToken, fragment, readFragment, saveToken } from './session.js';
+import { TermLive } from './term-live.js';
 import { renderTimetable } from './timetable.js';
 
 /** The student page: sign in, find a lecture of the term, wait live, enroll, see the week. */
@@ -25,6 +29,13 @@ let timetable: Timetable | undefined;
 let search = '';
 let panel: PanelState | undefined;
 let live: LiveQueue | undefined;
+/** the plan, the lectures the page has seen, each planned lecture's status, the term's stream */
+let plan: Plan | undefined;
+const known = new Map<number, Lecture>();
+const planStatuses = new Map<number, PlannedStatus>();
+let termLive: TermLive | undefined;
+let planBusy = false;
+let planMode: PlanState['mode'];
 const CODES = ['FULL', 'CLOSED', 'NOT_OPEN'] as const;
 const RULES = ['SAME_COURSE', 'TIME_CONFLICT', 'CREDIT_LIMIT'];
 
@@ -63,6 +74,7 @@ function signIn(value: string, lectureId: number | null): void {
   $('#sign-out').textContent = `Sign out ${claims(value).sub ?? ''}`.trim();
   void (async () => {
     await loadTimetable(); // without #term, the service names its default term here
+    await loadPlan();
     await loadLectures(lectureId);
   })();
   void loadEnrollments();
@@ -74,9 +86,136 @@ async function loadTimetable(): Promise<void> {
     timetable = await call<Timetable>(token, 'GET', `/me/timetable${query}`);
     term = timetable.term;
     $('#term-name').textContent = term;
-    renderTimetable($('[data-testid="timetable"]'), timetable, (item) => void drop(item));
+    drawTimetable();
+    if (plan) drawPlan();
   } catch (e) {
     showError(e, () => void loadTimetable());
+  }
+}
+
+function drawTimetable(): void {
+  if (!timetable) return;
+  const planned = (plan?.lectureIds ?? []).flatMap((id) => known.get(id) ?? []);
+  renderTimetable($('[data-testid="timetable"]'), timetable, (item) => void drop(item), planned);
+}
+
+/** The plan, the lectures in it, and the term's one stream that keeps their statuses live. */
+async function loadPlan(): Promise<void> {
+  if (!term) return;
+  try {
+    plan = await call<Plan>(token, 'GET', `/me/terms/${encodeURIComponent(term)}/plan`);
+    await learn(plan.lectureIds);
+    termLive ??= new TermLive(token, term, {
+      status: (s) => {
+        planStatuses.set(s.lectureId, s);
+        if (s.status === 'ENROLLED' && !timetable?.items.some((i) => i.lectureId === s.lectureId)) void loadTimetable(); // prettier-ignore
+        drawPlan();
+      },
+      lectureFailed: (id, e) => {
+        planStatuses.set(id, { lectureId: id, code: e.code });
+        drawPlan();
+      },
+      mode: (m) => {
+        planMode = m;
+        drawPlan();
+      },
+    });
+    termLive.start();
+    drawPlan();
+    drawTimetable();
+  } catch (e) {
+    showError(e, () => void loadPlan());
+  }
+}
+
+/** Fetches the lectures the page has not seen yet (a plan made on another device). */
+async function learn(ids: number[]): Promise<void> {
+  const missing = ids.filter((id) => !known.has(id));
+  const found = await Promise.all(
+    missing.map((id) => call<Lecture>(token, 'GET', `/lectures/${id}`).catch(() => null)),
+  );
+  for (const l of found) if (l) known.set(l.id, l);
+}
+
+function drawPlan(): void {
+  if (!plan) return;
+  const state: PlanState = {
+    plan,
+    lectures: known,
+    statuses: planStatuses,
+    timetable,
+    busy: planBusy,
+    mode: planMode,
+  };
+  renderPlan($('[data-testid="plan"]'), state, {
+    joinAll: () => void planAct(joinAll),
+    enroll: (id, swapFrom) => void planAct(() => planEnroll(id, swapFrom)),
+    remove: (id) => void planAct(() => setPlan(plan!.lectureIds.filter((x) => x !== id))),
+    giveUp: () => void planAct(giveUp),
+  });
+}
+
+/** Runs a plan action with its buttons disabled; its error goes to the banner. */
+async function planAct(work: () => Promise<void>): Promise<void> {
+  planBusy = true;
+  drawPlan();
+  try {
+    clearError();
+    await work();
+  } catch (e) {
+    showError(e);
+  } finally {
+    planBusy = false;
+    drawPlan();
+  }
+}
+
+async function setPlan(lectureIds: number[]): Promise<void> {
+  plan = await call<Plan>(token, 'PUT', `/me/terms/${encodeURIComponent(term!)}/plan`, { lectureIds }); // prettier-ignore
+  await learn(plan.lectureIds);
+  termLive?.start(); // ended once nothing was left to wait for: the new plan is something
+  drawTimetable();
+  void loadLectures(null);
+}
+
+function togglePlan(l: Lecture): void {
+  if (!plan) return;
+  const ids = plan.lectureIds.includes(l.id)
+    ? plan.lectureIds.filter((id) => id !== l.id)
+    : [...plan.lectureIds, l.id];
+  void planAct(() => setPlan(ids));
+}
+
+/** Joins (or pre-queues) the whole plan in one request; each lecture's answer shows at once. */
+async function joinAll(): Promise<void> {
+  const { items } = await call<{ items: PlanQueueItem[] }>(token, 'POST', `/me/terms/${encodeURIComponent(term!)}/plan/queue`); // prettier-ignore
+  for (const i of items) {
+    planStatuses.set(i.lectureId, i.error ? { lectureId: i.lectureId, code: i.error.code } : (i as QueueStatus)); // prettier-ignore
+  }
+  termLive?.start();
+}
+
+/** Enrolls in an admitted planned lecture, or swaps a held one for it in one step. */
+async function planEnroll(lectureId: number, swapFrom?: number): Promise<void> {
+  await call(token, 'POST', `/lectures/${lectureId}/enroll`, swapFrom ? { swapFrom } : undefined);
+  const was = planStatuses.get(lectureId);
+  if (was && !('code' in was)) planStatuses.set(lectureId, { ...was, status: 'ENROLLED', ticketExpiresAt: null }); // prettier-ignore
+  void loadEnrollments();
+  await loadTimetable();
+  void loadLectures(null);
+}
+
+/** The timetable is full: every remaining place in line goes to the students behind. */
+async function giveUp(): Promise<void> {
+  const mine = new Set(timetable?.items.map((i) => i.lectureId));
+  const places = plan!.lectureIds.filter((id) => {
+    const s = planStatuses.get(id);
+    return !mine.has(id) && s && !('code' in s) && ['WAITING', 'ADMITTED', 'PRE_QUEUED'].includes(s.status); // prettier-ignore
+  });
+  await Promise.all(places.map((id) => call(token, 'DELETE', `/lectures/${id}/queue`)));
+  for (const id of places) {
+    const s = planStatuses.get(id) as QueueStatus;
+    planStatuses.set(id, { ...s, status: 'NOT_QUEUED', position: null, ticketExpiresAt: null });
   }
 }
 
@@ -113,12 +252,15 @@ async function loadLectures(openId: number | null): Promise<void> {
       );
       lectures = lists.flatMap((l) => l.items);
     }
+    for (const l of lectures) known.set(l.id, l);
     renderLectures(
       $('[data-testid="lecture-list"]'),
       lectures,
       (l, join) => void choose(l, join),
       search ? `No lecture of this term matches “${search}”.` : undefined,
       new Set(timetable?.items.map((i) => i.lectureId)),
+      new Set(plan?.lectureIds),
+      togglePlan,
     );
     if (openId) void choose(await call<Lecture>(token, 'GET', `/lectures/${openId}`), false);
   } catch (e) {

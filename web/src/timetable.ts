@@ -1,4 +1,4 @@
-import type { Timetable, TimetableItem } from './api.js';
+import type { Lecture, Timetable, TimetableItem } from './api.js';
 import { h } from './dom.js';
 import { DAY_NAMES, meetingsText } from './format.js';
 
@@ -9,13 +9,25 @@ const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.sl
  * The week as a picture: days across (Monday to Friday, and the weekend when something meets
  * then), hours down, one block per meeting of each held lecture, placed and sized by its time.
  * Lectures without meetings are listed under it. Each held lecture can be dropped from here.
+ * Planned lectures not held yet are drawn apart: outlined, in the right half of their slot.
  */
 export function renderTimetable(
   root: HTMLElement,
   t: Timetable,
   onDrop: (item: TimetableItem) => void,
+  planned: Lecture[] = [],
 ): void {
-  const meetings = t.items.flatMap((item) => item.meetings.map((m) => ({ item, m })));
+  const wanted = planned.filter((l) => !t.items.some((i) => i.lectureId === l.id));
+  const meetings = [
+    ...t.items.flatMap((item) => item.meetings.map((m) => ({ item, m, plan: false }))),
+    ...wanted.flatMap((l) =>
+      l.meetings.map((m) => ({
+        item: { lectureId: l.id, title: l.title, courseCode: l.courseCode, location: l.location },
+        m,
+        plan: true,
+      })),
+    ),
+  ];
   const days = WEEK.filter((d, i) => i < 5 || meetings.some(({ m }) => m.day === d));
   const first = Math.min(8 * 60, ...meetings.map(({ m }) => minutes(m.start)));
   const last = Math.max(18 * 60, ...meetings.map(({ m }) => minutes(m.end)));
@@ -31,12 +43,12 @@ export function renderTimetable(
   }
   const columns = days.map((day) => {
     const col = h('div', { class: 'tt-day', role: 'group', 'aria-label': DAY_NAMES[day] });
-    for (const { item, m } of meetings.filter((x) => x.m.day === day)) {
+    for (const { item, m, plan } of meetings.filter((x) => x.m.day === day)) {
       const block = h(
         'div',
         {
-          class: 'tt-block',
-          'data-testid': `timetable-${item.lectureId}`,
+          class: plan ? 'tt-block planned' : 'tt-block',
+          'data-testid': plan ? `planned-${item.lectureId}` : `timetable-${item.lectureId}`,
           title: `${item.title} · ${m.start}–${m.end}${item.location ? ` · ${item.location}` : ''}`,
         },
         h('strong', {}, item.courseCode ?? item.title),
@@ -85,6 +97,7 @@ export function renderTimetable(
           ),
         )),
   );
+  const legend = h('p', { class: 'meta tt-legend' }, 'Outlined: planned, not held yet.');
   root.replaceChildren(
     h(
       'p',
@@ -93,6 +106,7 @@ export function renderTimetable(
       h('strong', {}, `${t.credits} of ${t.maxCredits} credits`),
     ),
     grid,
+    ...(wanted.length > 0 ? [legend] : []),
     list,
   );
 }

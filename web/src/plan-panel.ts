@@ -1,0 +1,169 @@
+import type { Lecture, Plan, QueueStatus, Timetable } from './api.js';
+import { h } from './dom.js';
+import { MESSAGES, STATUS_WORDS, duration, meetingsText } from './format.js';
+
+/** A planned lecture's state: its live status, or the code a join answered (FULL, …). */
+export type PlannedStatus = QueueStatus | { lectureId: number; code: string };
+
+export interface PlanState {
+  plan: Plan;
+  lectures: ReadonlyMap<number, Lecture>;
+  statuses: ReadonlyMap<number, PlannedStatus>;
+  timetable?: Timetable;
+  busy: boolean;
+  mode?: 'live' | 'reconnecting' | 'idle';
+}
+
+export interface PlanActions {
+  joinAll(): void;
+  enroll(lectureId: number, swapFrom?: number): void;
+  remove(lectureId: number): void;
+  /** leave every queue of the plan not held: the limit is reached */
+  giveUp(): void;
+}
+
+const WARNING_WORDS: Record<string, string> = {
+  TIME_CONFLICT: 'meet at the same time',
+  SAME_COURSE: 'are sections of one course',
+  CREDIT_LIMIT: 'go over your credit limit',
+};
+const IN_LINE = new Set(['WAITING', 'ADMITTED', 'PRE_QUEUED']);
+const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+
+type Meeting = Lecture['meetings'][number];
+const overlap = (a: Meeting[], b: Meeting[]) =>
+  a.some((m) =>
+    b.some(
+      (n) =>
+        m.day === n.day && minutes(m.start) < minutes(n.end) && minutes(n.start) < minutes(m.end),
+    ),
+  );
+
+/** The held lectures enrolling in `l` would run into (another section, a meeting at its time). */
+export function heldInTheWay(l: Lecture, t: Timetable | undefined): Timetable['items'] {
+  return (t?.items ?? []).filter(
+    (i) =>
+      i.lectureId !== l.id &&
+      ((l.courseCode !== null && i.courseCode === l.courseCode) || overlap(l.meetings, i.meetings)),
+  );
+}
+
+const codeOf = (s: PlannedStatus | undefined) =>
+  s === undefined ? 'NOT_QUEUED' : 'code' in s ? s.code : s.status;
+const held = (t: Timetable | undefined, id: number) => !!t?.items.some((i) => i.lectureId === id);
+
+/** Whether the timetable is at its limit while places in line remain that no longer fit. */
+export function atLimit(s: PlanState): boolean {
+  const t = s.timetable;
+  if (!t) return false;
+  return s.plan.lectureIds.some((id) => {
+    const l = s.lectures.get(id);
+    return (
+      !held(t, id) && IN_LINE.has(codeOf(s.statuses.get(id))) && t.credits + (l?.credits ?? 0) > t.maxCredits // prettier-ignore
+    );
+  });
+}
+
+/**
+ * The plan: its credits against the limit, its warnings, each planned lecture's live status,
+ * Enroll (or Swap, where a held lecture is in the way) on an admitted one, "Join all", and —
+ * once the timetable is full — one click that gives up the remaining places.
+ */
+export function renderPlan(root: HTMLElement, s: PlanState, act: PlanActions): void {
+  const p = s.plan;
+  const name = (id: number) => {
+    const l = s.lectures.get(id);
+    return l?.courseCode ?? l?.title ?? `lecture ${id}`;
+  };
+  const over = p.credits > p.maxCredits;
+  const parts: (Node | null)[] = [
+    h(
+      'div',
+      { class: 'card-head' },
+      h('h2', {}, 'My plan'),
+      h(
+        'span',
+        { class: `credits${over ? ' over' : ''}`, 'data-testid': 'plan-credits' },
+        `${p.credits}/${p.maxCredits} credits`,
+      ),
+    ),
+  ];
+  if (p.lectureIds.length === 0) {
+    parts.push(h('p', { class: 'meta' }, 'Add lectures from the list below to plan your timetable, then join them all at once when registration opens.')); // prettier-ignore
+  }
+  if (p.warnings.length > 0) {
+    parts.push(
+      h(
+        'ul',
+        { class: 'warnings', 'data-testid': 'plan-warnings' },
+        ...p.warnings.map((w) =>
+          h('li', {}, `${w.lectureIds.map(name).join(', ')} ${WARNING_WORDS[w.code] ?? w.code}.`),
+        ),
+      ),
+    );
+  }
+  parts.push(h('ul', { class: 'plan-items' }, ...p.lectureIds.map((id) => item(id, s, act))));
+  const actions = h('div', { class: 'plan-actions' });
+  if (p.lectureIds.length > 0) {
+    actions.append(
+      h('button', { type: 'button', 'data-testid': 'plan-join-all', disabled: s.busy, onclick: act.joinAll }, 'Join all'), // prettier-ignore
+    );
+  }
+  if (atLimit(s)) {
+    actions.append(
+      h('button', { type: 'button', class: 'secondary', 'data-testid': 'plan-give-up', disabled: s.busy, onclick: act.giveUp }, 'Give up the rest'), // prettier-ignore
+      h('span', { class: 'meta' }, 'Your timetable is at its credit limit: let the next students have your places.'), // prettier-ignore
+    );
+  }
+  if (s.mode === 'reconnecting') actions.append(h('span', { class: 'meta' }, 'reconnecting…'));
+  parts.push(actions);
+  root.replaceChildren(...parts.filter((x): x is Node => x !== null));
+}
+
+function item(id: number, s: PlanState, act: PlanActions): HTMLElement {
+  const l = s.lectures.get(id);
+  const st = s.statuses.get(id);
+  const code = held(s.timetable, id) ? 'ENROLLED' : codeOf(st);
+  const q = st && !('code' in st) ? st : undefined;
+  const detail =
+    code === 'WAITING' && q
+      ? `place ${q.position} of ${q.waiting}${q.estimatedWaitSeconds !== null ? ` · about ${duration(q.estimatedWaitSeconds * 1000)}` : ''}` // prettier-ignore
+      : code === 'ADMITTED' && q?.ticketExpiresAt
+        ? h('span', {}, 'enroll within ', h('span', { class: 'countdown', 'data-expires': q.ticketExpiresAt }, duration(Date.parse(q.ticketExpiresAt) - Date.now()))) // prettier-ignore
+        : 'code' in (st ?? {})
+          ? (MESSAGES[code] ?? code)
+          : q && code === 'NOT_QUEUED'
+            ? `${q.seatsLeft} seats left`
+            : '';
+  const buttons: HTMLElement[] = [];
+  if (code === 'ADMITTED' && l) {
+    const inTheWay = heldInTheWay(l, s.timetable);
+    buttons.push(
+      inTheWay.length === 1
+        ? h('button', { type: 'button', class: 'big-action', 'data-testid': `swap-${id}`, disabled: s.busy, onclick: () => act.enroll(id, inTheWay[0].lectureId) }, `Swap for ${inTheWay[0].courseCode ?? inTheWay[0].title}`) // prettier-ignore
+        : h('button', { type: 'button', class: 'big-action', 'data-testid': `enroll-${id}`, disabled: s.busy, onclick: () => act.enroll(id) }, 'Enroll'), // prettier-ignore
+    );
+  }
+  if (code !== 'ENROLLED') {
+    buttons.push(h('button', { type: 'button', class: 'link', 'data-testid': `plan-remove-${id}`, disabled: s.busy, onclick: () => act.remove(id) }, 'Remove')); // prettier-ignore
+  }
+  return h(
+    'li',
+    {},
+    h(
+      'div',
+      {},
+      h('div', { class: 'lecture-title' }, l?.courseCode ? h('span', { class: 'course-code' }, l.courseCode) : null, l?.title ?? `Lecture ${id}`), // prettier-ignore
+      h('div', { class: 'meta' }, l ? `${l.credits} credits · ${meetingsText(l.meetings)}` : ''),
+      h(
+        'span',
+        { class: `badge ${code}` },
+        STATUS_WORDS[code] ?? code,
+        h('span', { class: 'code', 'aria-hidden': 'true', 'data-testid': `status-${id}` }, code),
+      ),
+      ' ',
+      h('span', { class: 'meta' }, detail),
+    ),
+    h('div', { class: 'plan-buttons' }, ...buttons),
+  );
+}
