@@ -2,6 +2,7 @@
 // The stampede benchmark: recreates the first seconds of a lecture's opening on this
 // machine and reports every figure beside a reference measured in the same run.
 //   npm run bench -- [--students 5000] [--seats 500] [--mode pubsub,keyspace,cron] [--json FILE]
+//   npm run bench -- --term [--term-students 5000]   (a whole term's registration morning alone)
 // With several modes, the stampede runs once per mode and the table compares them.
 // Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
 // This file orchestrates: the settings are lib/run-config.js, the scenarios scenarios/, the
@@ -18,6 +19,8 @@ const { stampede } = require('./scenarios/stampede');
 const { hotLecture } = require('./scenarios/hot-lecture');
 const { openStreams } = require('./scenarios/open-streams');
 const { preQueueOpening } = require('./scenarios/pre-queue');
+const { termMorning } = require('./scenarios/term-morning');
+const { termTable } = require('./lib/term-report');
 const { joinFloor, pgbench, directPeer } = require('./references');
 const {
   ROOT, opt, STUDENTS, SEATS, CONNECTIONS, MODES, MODE, CLIENTS, PG_SERVER, CLUSTER_DIR,
@@ -63,6 +66,7 @@ async function withService(mode, phase) {
 async function main() {
   if (!opt['no-build']) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
   if (opt.prequeue) return preQueueMain();
+  if (opt.term) return termMain();
   // keyspace mode turns on Redis's expiry events server-wide; put the setting back at the end.
   const keyspaceEvents = await stores.redisConfig(REDIS_URL, 'notify-keyspace-events');
   const results = {
@@ -104,6 +108,12 @@ async function main() {
   const best = (runs) => runs.reduce((a, b) => (b.rate > a.rate ? b : a));
   results.hot = best(hot.filter((r) => !r.holding));
   results.hotRules = best(hot.filter((r) => r.holding));
+  // A term's morning, scaled down from --term's 5,000 students to keep the default run short.
+  log('registration morning of a term');
+  const termStudents = Number(opt['term-students'] ?? Math.min(1000, STUDENTS));
+  results.term = await withService(MODE, (api, admin) =>
+    termMorning(api, admin, { students: termStudents }),
+  );
   log('reference: join floor');
   results.floor = await joinFloor();
   log('reference: pgbench');
@@ -116,13 +126,12 @@ async function main() {
   await stores.redisConfig(REDIS_URL, 'notify-keyspace-events', keyspaceEvents);
 
   const report = markdown(results);
-  process.stdout.write(report.table + '\n');
+  const term = termTable(results.term, results.pgbench.available ? results.pgbench.best : null);
+  process.stdout.write(`${report.table}\n\n${term.table}\n`);
+  const ratios = { ...report.ratios, ...term.ratios };
   if (opt.json)
-    writeFileSync(
-      opt.json,
-      JSON.stringify({ ...results, ratios: report.ratios, ok: report.ok }, null, 2),
-    );
-  if (!report.ok) {
+    writeFileSync(opt.json, JSON.stringify({ ...results, ratios, ok: report.ok && term.ok }, null, 2)); // prettier-ignore
+  if (!report.ok || !term.ok) {
     log('an invariant check failed');
     process.exitCode = 1;
   }
@@ -165,6 +174,29 @@ async function preQueueMain() {
   const bad = runs.filter((r) => r.refused > 0 || r.drawnCount !== r.size);
   if (bad.length > 0) {
     log(`pre-queue joins refused or students missing from the draw: ${JSON.stringify(bad)}`);
+    process.exitCode = 1;
+  }
+}
+
+/** `--term`: a whole term's registration morning (5,000 students unless --term-students). */
+async function termMain() {
+  const students = Number(opt['term-students'] ?? 5000);
+  if (!(Number.isSafeInteger(students) && students > 1)) {
+    throw new Error('--term-students must be an integer above 1');
+  }
+  log(`registration morning: ${students} students, mode ${MODE}`);
+  const morning = await withService(MODE, (api, admin) => termMorning(api, admin, { students }));
+  log('reference: pgbench');
+  const pg = pgbench();
+  await stores.dropDatabase(PG_SERVER, DB);
+  await stores.deleteRedisPrefix(REDIS_URL, PREFIX);
+  const report = termTable(morning, pg.available ? pg.best : null);
+  process.stdout.write(
+    `Mode ${MODE}, Redis ${opt.redis}, ${new Date().toISOString()}\n${report.table}\n`,
+  );
+  if (opt.json) writeFileSync(opt.json, JSON.stringify({ term: morning, pgbench: pg, ratios: report.ratios, ok: report.ok }, null, 2)); // prettier-ignore
+  if (!report.ok) {
+    log('an invariant check failed');
     process.exitCode = 1;
   }
 }

@@ -24,4 +24,4 @@ const createLecture = (api, admin, body) =>
 const setTermLimit = (api, admin, term, maxCredits) =>
   adminJson(api, admin, 'PUT', `/terms/${term}`, { maxCredits }, 200);
 
-module.exports = { createLecture, setTermLimit };
+module.exports = { adminJson, createLecture, setTermLimit };

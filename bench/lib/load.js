@@ -46,16 +46,18 @@ class HttpClient {
   }
   /**
    * One request inside its bound; resolves to { status, body, ms } and never throws.
-   * `lane: 'enroll'` for an admitted student's enroll in a stampede.
+   * `lane: 'enroll'` for an admitted student's enroll in a stampede; `body` is sent as JSON.
    */
-  request(method, path, token, { lane } = {}) {
+  request(method, path, token, { lane, body: json } = {}) {
     const [bound, pool] =
       lane === 'enroll' ? [this.enrollBound, this.enrollPool] : [this.bound, this.pool];
     return bound.run(async () => {
       const started = performance.now();
       try {
         const headers = token ? { authorization: `Bearer ${token}` } : {};
-        const res = await pool.request({ method, path, headers });
+        if (json !== undefined) headers['content-type'] = 'application/json';
+        const payload = json === undefined ? undefined : JSON.stringify(json);
+        const res = await pool.request({ method, path, headers, body: payload });
         const text = await res.body.text();
         let body = null;
         try {

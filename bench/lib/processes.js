@@ -60,9 +60,15 @@ function stop(proc) {
 }
 
 /** Peak resident set size (VmHWM) of a live process, in MB. */
-function peakRssMb(pid) {
+const peakRssMb = (pid) => statusMb(pid, 'VmHWM');
+/** Resident set size now (VmRSS) of a live process, in MB. */
+const rssMb = (pid) => statusMb(pid, 'VmRSS');
+
+function statusMb(pid, field) {
   try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(
+      readFileSync(`/proc/${pid}/status`, 'utf8'),
+    );
     return m ? Number(m[1]) / 1024 : null;
   } catch {
     return null;
@@ -80,4 +86,4 @@ function cpuSeconds(pid) {
   }
 }
 
-module.exports = { startNode, stop, peakRssMb, cpuSeconds };
+module.exports = { startNode, stop, peakRssMb, rssMb, cpuSeconds };

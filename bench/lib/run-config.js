@@ -23,6 +23,8 @@ const { values: opt } = parseArgs({
     redis: { type: 'string', default: 'standalone' },
     admins: { type: 'string', default: '0' },
     'prequeue-sizes': { type: 'string', default: '5000,100000' },
+    term: { type: 'boolean', default: false },
+    'term-students': { type: 'string' },
   },
 });
 const STUDENTS = Number(opt.students);

@@ -97,6 +97,49 @@ async function seatInvariants(dbUrl, lectureId) {
   });
 }
 
+/**
+ * Invariants 1–3 and 5–8 of API.md over one term's lectures and students, each as a count of
+ * what breaks it (4, the tickets' bound, lives in Redis's admission script alone), and when the
+ * last seat was taken, in ms after `t0`.
+ */
+async function termFigures(dbUrl, term, t0) {
+  return withPg(dbUrl, async (c) => {
+    const count = async (sql) => Number((await c.query(`SELECT count(*) AS n FROM (${sql}) v`, [term])).rows[0].n); // prettier-ignore
+    const violations = {
+      seats: await count(`SELECT l.id FROM lecture l WHERE l.term = $1
+          AND l.capacity - l.seats_left <> (SELECT count(*) FROM enrollment e WHERE e.lecture_id = l.id)`),
+      doubleSeats: await count(`SELECT lecture_id FROM enrollment WHERE term = $1
+          GROUP BY lecture_id, student_id HAVING count(*) > 1`),
+      // In the admission log's order, queue numbers only rise (a regrant repeats its own).
+      outOfOrder: await count(`SELECT * FROM (
+          SELECT a.queue_seq, max(a.queue_seq) OVER (PARTITION BY a.lecture_id ORDER BY a.stream_ms, a.stream_seq
+                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before,
+                 count(*) OVER (PARTITION BY a.lecture_id, a.student_id, a.queue_seq ORDER BY a.stream_ms, a.stream_seq) AS nth
+            FROM admission a JOIN lecture l ON l.id = a.lecture_id WHERE l.term = $1) x
+          WHERE x.before >= x.queue_seq AND x.nth = 1`),
+      credits: await count(`SELECT e.student_id FROM enrollment e WHERE e.term = $1
+          GROUP BY e.student_id HAVING sum(e.credits) > coalesce(
+            (SELECT max_credits FROM student_term st WHERE st.student_id = e.student_id AND st.term = $1),
+            (SELECT max_credits FROM term t WHERE t.term = $1))`),
+      overlaps: await count(`SELECT a.student_id FROM enrollment a
+          JOIN enrollment b ON b.student_id = a.student_id AND b.term = a.term AND b.lecture_id > a.lecture_id
+          JOIN lecture la ON la.id = a.lecture_id JOIN lecture lb ON lb.id = b.lecture_id
+         WHERE a.term = $1 AND la.meeting_slots && lb.meeting_slots`),
+      sections:
+        await count(`SELECT e.student_id FROM enrollment e WHERE e.term = $1 AND e.course_code IS NOT NULL
+          GROUP BY e.student_id, e.course_code HAVING count(*) > 1`),
+    };
+    const { rows } = await c.query(
+      `SELECT count(*)::int AS rows, (extract(epoch FROM max(enrolled_at)) * 1000)::bigint AS last,
+              (SELECT count(*)::int FROM lecture WHERE term = $1 AND seats_left = 0) AS full
+         FROM enrollment WHERE term = $1`,
+      [term],
+    );
+    const last = rows[0].last === null ? null : Number(rows[0].last) - t0;
+    return { violations, rows: rows[0].rows, lastSeatMs: last, fullLectures: rows[0].full };
+  });
+}
+
 /** Reads a Redis setting (of the first server), or writes it on every server. */
 async function redisConfig(target, name, value) {
   if (value === undefined) {
@@ -134,6 +177,7 @@ module.exports = {
   redisCost,
   redisConfig,
   seatInvariants,
+  termFigures,
   dropDatabase,
   deleteRedisPrefix,
 };

@@ -81,6 +81,37 @@ export class LineStore {
   }
 
   /**
+   * Many students' places at once, as `place` reads them without joining (the pre-queue's draw
+   * aside: it is not run here). `members`: each student's pre-queue member ('' once opened).
+   * null: facts not in Redis.
+   */
+  async places(
+    lectureId: number,
+    studentIds: string[],
+    members: string[],
+  ): Promise<Omit<Place, 'created' | 'roomToAdmit' | 'drew'>[] | null> {
+    const k = lectureKeys(lectureId);
+    const reply = await this.redis.places(
+      k.queue, k.inflight, k.enrolled, k.facts, k.admitLog, k.prequeue, k.draw, k.ticketPrefix,
+      studentIds.length, ...studentIds, ...members,
+    ); // prettier-ignore
+    if (isScriptError(reply)) return null;
+    const [waiting, seatsLeft, rate, ...each] = reply as [number, number, string, ...(string | number)[]]; // prettier-ignore
+    return studentIds.map((_, i) => {
+      const [state, detail, seq] = each.slice(i * 3, i * 3 + 3) as [PlaceState, number, number];
+      return {
+        state,
+        position: state === 'WAITING' ? detail : null,
+        ticketExpiresAt: state === 'ADMITTED' && detail > 0 ? detail : null,
+        waiting,
+        seatsLeft,
+        observedRate: rate === '' ? null : Number(rate),
+        seq: state === 'WAITING' ? seq : null,
+      };
+    });
+  }
+
+  /**
    * What every live stream of a lecture needs for positions, in one call: the head's join
    * sequence number (null: the queue is empty), the queue length, the observed admission rate,
    * and the sequence numbers that left from behind the head.

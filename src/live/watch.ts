@@ -27,6 +27,8 @@ export class Watch {
   refreshing: false | 'running' | 'again' = false;
   /** when the status shown was last read from Redis (a re-read is due REREAD_MS after) */
   readAt = Date.now();
+  /** when a status was last shown (a batched re-read older than that is not shown) */
+  shownAt = 0;
   /** the lecture closed (or was deleted): nothing more will change */
   over = false;
 

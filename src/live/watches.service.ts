@@ -12,6 +12,8 @@ import { Watch } from './watch';
 const TICK_MS = 1000;
 /** API.md v3: every open stream's status is read again at least every 5 s, whatever it shows. */
 const REREAD_MS = 4000;
+/** Students per batched re-read (places-8.lua): a bounded time in Redis per call. */
+const REREAD_BATCH = 250;
 
 export interface FirstStatus {
   status: QueueStatusView;
@@ -100,7 +102,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     if (e.kind === 'students') each(e.students, (w) => void this.refresh(w));
     else if (e.kind === 'admitted') {
       each(e.students, (w) => void this.admitted(w, e.expiresAt, e.waiting));
-    } else if (e.kind === 'drawn') this.refreshPreQueued(students);
+    } else if (e.kind === 'drawn') this.refreshPreQueued(e.lectureId, students);
   }
 
   /** Re-reads one watch's status (coalesced: a burst of news causes at most two reads). */
@@ -125,10 +127,18 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  /** The pre-queue was drawn: its students' watches learn their place (or their ticket). */
-  private refreshPreQueued(students: Map<string, Set<Watch>>): void {
-    for (const watches of students.values()) {
-      for (const w of watches) if (w.status?.status === 'PRE_QUEUED') void this.refresh(w);
+  /**
+   * The pre-queue was drawn: its students' watches learn their place (or their ticket), in
+   * batched reads — at opening that is every watch of the lecture at once.
+   */
+  private refreshPreQueued(lectureId: number, students: Map<string, Set<Watch>>): void {
+    const pre = [...students.values()].flatMap((set) =>
+      [...set].filter((w) => w.status?.status === 'PRE_QUEUED'),
+    );
+    if (pre.length > 0) {
+      this.reread(lectureId, pre).catch((err: Error) => {
+        this.logger.warn(`live status of lecture ${lectureId}: ${err.message}`);
+      });
     }
   }
 
@@ -142,6 +152,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private show(w: Watch, status: QueueStatusView, seq: number | null): void {
+    w.shownAt = Date.now();
     w.seq = seq;
     w.show(status);
     clearTimeout(w.expiryTimer);
@@ -188,15 +199,37 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
             return;
           }
           // The draw's news may have been lost: pre-queued watches of an opened lecture re-read.
-          if (now >= facts.opensAt) this.refreshPreQueued(students);
+          if (now >= facts.opensAt) this.refreshPreQueued(lectureId, students);
           const waiting = watches.filter((w) => w.seq !== null);
           if (waiting.length > 0) await this.updatePositions(lectureId, waiting);
-          for (const w of watches) if (now - w.readAt >= REREAD_MS) void this.refresh(w);
+          const due = watches.filter((w) => now - w.readAt >= REREAD_MS && !w.refreshing);
+          if (due.length > 0) await this.reread(lectureId, due);
         } catch (err) {
           this.logger.warn(`live positions of lecture ${lectureId}: ${(err as Error).message}`);
         }
       }),
     );
+  }
+
+  /**
+   * The periodic re-read, batched: one Redis call per lecture for REREAD_BATCH watches. A watch
+   * shown something newer meanwhile (news, its own read) keeps that; one whose status needs a
+   * read of its own (a lapsed hold, a closed lecture) gets it.
+   */
+  private async reread(lectureId: number, due: Watch[]): Promise<void> {
+    for (let i = 0; i < due.length; i += REREAD_BATCH) {
+      const batch = due.slice(i, i + REREAD_BATCH);
+      const readAt = Date.now();
+      const read = await this.queue.statusesOf(lectureId, batch.map((w) => w.studentId));
+      batch.forEach((w, j) => {
+        const r = read[j];
+        if (r === null) void this.refresh(w);
+        else if (!w.refreshing && w.shownAt <= readAt) {
+          w.readAt = readAt;
+          this.show(w, r.status, r.seq);
+        }
+      });
+    }
   }
 
   private async updatePositions(lectureId: number, waiting: Watch[]): Promise<void> {

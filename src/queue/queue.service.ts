@@ -122,6 +122,28 @@ export class QueueService {
     return { status: this.view(lectureId, place, facts), seq: place.seq };
   }
 
+  /**
+   * Many students' statuses in one lecture with one Redis call (live streams' periodic re-read).
+   * null for a student whose status needs their own read (an enroll hold lapsed), and for all of
+   * them when the lecture has closed or its facts must be rebuilt: `statusAndSeq` does that.
+   */
+  async statusesOf(
+    lectureId: number,
+    studentIds: string[],
+  ): Promise<({ status: QueueStatusView; seq: number | null } | null)[]> {
+    const facts = await this.facts.get(lectureId);
+    const none = studentIds.map(() => null);
+    if (isClosed(facts)) return none;
+    const members = await Promise.all(studentIds.map((s) => this.seeds.memberFor(facts, s)));
+    const places = await this.line.places(lectureId, studentIds, members);
+    if (!places) return none;
+    return places.map((p) => {
+      if (p.state === 'LAPSED') return null;
+      const place: Place = { ...p, created: false, roomToAdmit: false, drew: false };
+      return { status: this.view(lectureId, place, facts), seq: place.seq };
+    });
+  }
+
   /** The ADMITTED status of a just-granted ticket, as the admission announced it (live streams). */
   admittedView(lectureId: number, expiresAt: number, waiting: number): Promise<QueueStatusView> {
     return this.liveView(lectureId, {

@@ -23,6 +23,8 @@ export function isScriptError<T extends unknown[]>(
 export type JoinReply = [string, number, number, number, number, string, number, number, number];
 /** admit-14.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew } */
 export type AdmitReply = [number, number, number, number, number, string[], number, number];
+/** places-8.lua: { waiting, seatsLeft, rate, ...state, detail, seq per student } */
+export type PlacesReply = [number, number, string, ...(string | number)[]];
 /** positions-3.lua: { head, waiting, rate, ...gone runs as first, last pairs } */
 export type PositionsReply = [number, number, string, ...number[]];
 type Key = string;
@@ -43,6 +45,9 @@ declare module 'ioredis' {
       ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Arg, Arg]
     ): Result<[number, number], Context>;
     positions(...keysAndArgs: [Key, Key, Key]): Result<PositionsReply, Context>;
+    places(
+      ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, ...Arg[]]
+    ): Result<PlacesReply | [ScriptError.Missing], Context>;
     consume(
       ...keysAndArgs: [Key, Key, Key, Key, Key, Arg, Arg]
     ): Result<[number, number] | ScriptError.Missing, Context>;

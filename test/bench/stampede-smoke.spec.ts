@@ -69,6 +69,12 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
     expect(r.hotRules).toMatchObject({ holding: true, enrolled: 300, invariants: { oversold: 0 } });
     expect(run.stdout).toContain('students holding 4–5 lectures of the term');
     expect(r.peer.oversold).toBe(0);
+    // A term's morning: plans joined all at once, one stream each, every rule and seat held.
+    expect(r.term).toMatchObject({ students: 300, streamsPerStudent: 1, streams: { refused: 0 } });
+    expect(Object.values(r.term.invariants)).toEqual(Array(7).fill(0));
+    expect(r.term.seatsTaken).toBeGreaterThan(0);
+    expect(run.stdout).toContain("| students' opening to final timetable p50 / p99 (s) |");
+    expect(run.stdout).toContain('| Join all: plans/s, joins/s, p50 / p99 (ms) |');
     for (const v of [
       r.stampede.join.rate,
       r.floor.rate,
