@@ -119,7 +119,7 @@ describe('The plan and joining it all (API.md v3, registration morning)', () => 
   it('an empty plan joins nothing; the whole request is one for the rate limit', async () => {
     expect((await joinAll('p-none')).body).toEqual({ items: [] });
     // One request a second: six joins in one request all go through.
-    const limited = await ctx.startApp({ rateLimitPerSecond: 1 });
+    const limited = await ctx.startApp({ rateLimitPerSecond: 1, admission: { intervalMs: 60_000 } }); // prettier-ignore
     const ids = await Promise.all(Array.from({ length: 6 }, () => lecture()));
     await putPlan(
       'p-rate',
@@ -128,5 +128,26 @@ describe('The plan and joining it all (API.md v3, registration morning)', () => 
     const res = await request(limited.url).post(`/me/terms/${TERM}/plan/queue`).set(studentHeaders('p-rate')); // prettier-ignore
     expect(res.status).toBe(200);
     expect(res.body.items.map((i: { status: string }) => i.status)).toEqual(Array(6).fill('WAITING')); // prettier-ignore
+    await limited.app.close();
+  });
+
+  it('holds under hundreds of concurrent Join alls over three instances: one place each, no gaps', async () => {
+    // Admission only by a cron that does not come within the test: every place stays a place.
+    const cron = () => ctx.startApp({ admission: { intervalMs: 60_000, mode: 'cron' } });
+    const apps = [await cron(), await cron(), await cron()];
+    const ids = (await Promise.all(Array.from({ length: 4 }, () => lecture({ capacity: 1000 })))).map((l) => l.id); // prettier-ignore
+    const students = Array.from({ length: 150 }, (_, i) => `p-crowd-${i}`);
+    await Promise.all(students.map((s, i) => request(apps[i % 3].url).put(`/me/terms/${TERM}/plan`).set(studentHeaders(s)).send({ lectureIds: i % 2 ? ids : [...ids].reverse() }).expect(200))); // prettier-ignore
+    // Every student twice at once, on two instances: a repeat changes no place.
+    const replies = await Promise.all(
+      students.flatMap((s, i) => [i, i + 1].map((k) => request(apps[k % 3].url).post(`/me/terms/${TERM}/plan/queue`).set(studentHeaders(s)))), // prettier-ignore
+    );
+    expect(replies.map((r) => r.status)).toEqual(Array(300).fill(200));
+    for (const id of ids) {
+      const positions = replies.map((r) => r.body.items.find((x: { lectureId: number }) => x.lectureId === id)); // prettier-ignore
+      expect(positions.filter((p) => p.status !== 'WAITING')).toEqual([]);
+      const final = await Promise.all(students.map((s) => request(url).get(`/lectures/${id}/queue`).set(studentHeaders(s)))); // prettier-ignore
+      expect(final.map((r) => r.body.position).sort((a, b) => a - b)).toEqual(students.map((_, i) => i + 1)); // prettier-ignore
+    }
   });
 });
