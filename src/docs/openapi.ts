@@ -36,6 +36,11 @@ export function setupOpenApi(app: INestApplication): void {
         'a swap into a lecture already held answers ALREADY_ENROLLED and changes nothing; a swap refused FULL ends the ticket as ' +
         'a plain FULL does; meetings in another order are the same value for HAS_ENROLLMENTS; DELETE ' +
         '/terms/{term}/students/{studentId} answers 204 also when no own limit was set. ' +
+        'Registration morning (v3): a plan per student and term, joined all at once, and one live stream per student and ' +
+        'term. Every event of the live streams has an id; a reconnect carrying Last-Event-ID to a stream that ended for good ' +
+        'is answered 204 (a standard EventSource client then stops). Where the contract is silent: plan warnings cover the plan ' +
+        'alone; Join all is 503 only when every join failed for a store; a closed lecture on the term stream is an ' +
+        '`event: error` with { lectureId, error }; the term stream ends when nothing is left to wait for in any of its lectures. ' +
         'GET / serves the student page.',
     )
     .setVersion('3')
