@@ -1,30 +1,23 @@
 import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { AppError } from '../common/error-codes';
 import { AdmissionChannel, ChannelEvent } from '../news/admission-channel';
 import { SseStream } from './sse-stream';
-import { StreamSlot, StreamSlots } from './stream-slots';
-import { Watch, WatchOwner, isFinal } from './watch';
+import { StreamSlots } from './stream-slots';
+import { StudentStream } from './student-stream';
+import { Watch, isFinal } from './watch';
 import { FirstStatus, Watches } from './watches.service';
 
 /** One student's live stream of one lecture's queue on this instance: one watch. */
-export class LectureStream implements WatchOwner {
+export class LectureStream extends StudentStream {
   watch?: Watch;
 
   constructor(
-    readonly id: string,
-    readonly openedAt: number,
     readonly lectureId: number,
-    readonly studentId: string,
-    readonly sse: SseStream,
-    readonly slot: StreamSlot,
+    opened: ConstructorParameters<typeof StudentStream>,
     private readonly end: (s: LectureStream) => void,
-  ) {}
-
-  /** Older than the stream opened at `openedAt` with id `id` (ties broken by id, as everywhere). */
-  isOlderThan(openedAt: number, id: string): boolean {
-    return this.openedAt < openedAt || (this.openedAt === openedAt && this.id < id);
+  ) {
+    super(...opened);
   }
 
   /** API.md: ends after ENROLLED, or WAITING with no seat left: nothing left to wait for. */
@@ -112,7 +105,7 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
     hijack();
     const sse = new SseStream(raw);
     const end = (s: LectureStream) => this.remove(s);
-    const stream = new LectureStream(randomUUID(), openedAt, lectureId, studentId, sse, slot, end);
+    const stream = new LectureStream(lectureId, [openedAt, studentId, sse, slot], end);
     this.add(stream);
     sse.onClose(() => this.remove(stream));
     stream.watch = new Watch(lectureId, studentId, stream);

@@ -4,7 +4,6 @@ import {
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { AppError } from '../common/error-codes';
 import { AdmissionChannel, ChannelEvent } from '../news/admission-channel';
@@ -12,8 +11,9 @@ import { PlansService } from '../plans/plans.service';
 import type { QueueStatusView } from '../queue/queue-status.view';
 import { NOTHING_LEFT } from './queue-streams.service';
 import { SseStream } from './sse-stream';
-import { StreamSlot, StreamSlots } from './stream-slots';
-import { Watch, WatchOwner, isFinal } from './watch';
+import { StreamSlots } from './stream-slots';
+import { StudentStream } from './student-stream';
+import { Watch, isFinal } from './watch';
 import { FirstStatus, Watches } from './watches.service';
 
 /**
@@ -25,22 +25,16 @@ const nothingToWaitFor = (s: QueueStatusView | undefined, over: boolean) =>
 const settled = (w: Watch) => nothingToWaitFor(w.status, w.over);
 
 /** One student's live stream of all their lectures of one term on this instance. */
-export class TermStream implements WatchOwner {
+export class TermStream extends StudentStream {
   readonly watches = new Map<number, Watch>();
   removed = false;
 
   constructor(
-    readonly id: string,
-    readonly openedAt: number,
     readonly term: string,
-    readonly studentId: string,
-    readonly sse: SseStream,
-    readonly slot: StreamSlot,
+    opened: ConstructorParameters<typeof StudentStream>,
     private readonly end: (s: TermStream) => void,
-  ) {}
-
-  isOlderThan(openedAt: number, id: string): boolean {
-    return this.openedAt < openedAt || (this.openedAt === openedAt && this.id < id);
+  ) {
+    super(...opened);
   }
 
   /** Ends only when nothing is left to wait for in any of its lectures (API.md v3). */
@@ -142,7 +136,7 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
     hijack();
     const sse = new SseStream(raw);
     const end = (s: TermStream) => this.remove(s);
-    const stream = new TermStream(randomUUID(), openedAt, term, studentId, sse, slot, end);
+    const stream = new TermStream(term, [openedAt, studentId, sse, slot], end);
     this.add(stream);
     sse.onClose(() => this.remove(stream));
     for (const [id, first] of firsts) this.start(stream, id, first);

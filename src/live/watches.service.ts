@@ -220,7 +220,10 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     for (let i = 0; i < due.length; i += REREAD_BATCH) {
       const batch = due.slice(i, i + REREAD_BATCH);
       const readAt = Date.now();
-      const read = await this.queue.statusesOf(lectureId, batch.map((w) => w.studentId));
+      const read = await this.queue.statusesOf(
+        lectureId,
+        batch.map((w) => w.studentId),
+      );
       batch.forEach((w, j) => {
         const r = read[j];
         if (r === null) void this.refresh(w);

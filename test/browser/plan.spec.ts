@@ -1,17 +1,12 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { connectBrowser } from '../helpers/browser';
+import { adminCall, connectBrowser, screenshotsDir } from '../helpers/browser';
 import { ServerProcess, startedServer } from '../helpers/server-process';
 import { TestContext } from '../helpers/test-context';
 import { tokenFor } from '../helpers/tokens';
 
 /** Screenshots of the plan on registration morning: in docs/ with UPDATE_SCREENSHOTS=1. */
-const SHOTS =
-  process.env.UPDATE_SCREENSHOTS === '1'
-    ? resolve(__dirname, '../../docs')
-    : mkdtempSync(join(tmpdir(), 'plan-'));
+const SHOTS = screenshotsDir('plan');
 
 /** The student page's plan: planned ahead, joined all at once, followed on one stream. */
 describe('Student page: the plan, Join all, one stream (GET /, v3)', () => {
@@ -22,14 +17,8 @@ describe('Student page: the plan, Join all, one stream (GET /, v3)', () => {
   const term = `pl-${Date.now().toString(36)}`;
   const ids: Record<string, number> = {};
 
-  async function admin(method: string, path: string, body: object): Promise<{ id: number }> {
-    const res = await fetch(`${server.url}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${tokenFor('admin', 'admin')}`, 'Content-Type': 'application/json' }, // prettier-ignore
-      body: JSON.stringify(body),
-    });
-    return (await res.json()) as { id: number };
-  }
+  const admin = (method: string, path: string, body: object) =>
+    adminCall(server.url, method, path, body);
 
   async function open(student: string, width: number): Promise<{ page: Page; streams: string[] }> {
     const context = await browser.newContext({ viewport: { width, height: 1000 } });

@@ -1,18 +1,13 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { eventually } from '../helpers/api';
-import { connectBrowser } from '../helpers/browser';
+import { adminCall, connectBrowser, screenshotsDir } from '../helpers/browser';
 import { ServerProcess, startedServer } from '../helpers/server-process';
 import { TestContext } from '../helpers/test-context';
 import { tokenFor } from '../helpers/tokens';
 
 /** Screenshots of the student page with a timetable: in docs/ with UPDATE_SCREENSHOTS=1. */
-const SHOTS =
-  process.env.UPDATE_SCREENSHOTS === '1'
-    ? resolve(__dirname, '../../docs')
-    : mkdtempSync(join(tmpdir(), 'timetable-'));
+const SHOTS = screenshotsDir('timetable');
 
 /** The student page's term: search, the weekly timetable, and a swap offered on a conflict. */
 describe('Student page: timetable and swap (GET /, v3)', () => {
@@ -23,14 +18,8 @@ describe('Student page: timetable and swap (GET /, v3)', () => {
   const term = `tt-${Date.now().toString(36)}`;
   const ids: Record<string, number> = {};
 
-  async function admin(method: string, path: string, body: object): Promise<{ id: number }> {
-    const res = await fetch(`${server.url}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${tokenFor('admin', 'admin')}`, 'Content-Type': 'application/json' }, // prettier-ignore
-      body: JSON.stringify(body),
-    });
-    return (await res.json()) as { id: number };
-  }
+  const admin = (method: string, path: string, body: object) =>
+    adminCall(server.url, method, path, body);
 
   async function open(student: string, width: number): Promise<Page> {
     const context = await browser.newContext({ viewport: { width, height: 900 } });

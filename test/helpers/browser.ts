@@ -1,5 +1,9 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { Browser, BrowserServer, chromium } from 'playwright-core';
+import { tokenFor } from './tokens';
 
 export const BROWSER_WS_ENV = 'ENROLL_TEST_BROWSER_WS';
 
@@ -39,4 +43,29 @@ export async function connectBrowser(): Promise<Browser> {
   const ws = process.env[BROWSER_WS_ENV];
   if (ws) return chromium.connect(ws);
   return chromium.launch({ executablePath: chromiumPath(), args: ARGS, headless: true });
+}
+
+/**
+ * Where a browser test's screenshots go: docs/ with UPDATE_SCREENSHOTS=1 (the README shows
+ * them), else a fresh folder beside the run, so a test run leaves the repository as it was.
+ */
+export function screenshotsDir(name: string): string {
+  return process.env.UPDATE_SCREENSHOTS === '1'
+    ? resolve(__dirname, '../../docs')
+    : mkdtempSync(join(tmpdir(), `${name}-`));
+}
+
+/** One admin call with a JSON body against a running server; its JSON answer. */
+export async function adminCall(
+  baseUrl: string,
+  method: string,
+  path: string,
+  body: object,
+): Promise<{ id: number }> {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${tokenFor('admin', 'admin')}`, 'Content-Type': 'application/json' }, // prettier-ignore
+    body: JSON.stringify(body),
+  });
+  return (await res.json()) as { id: number };
 }

@@ -36,7 +36,10 @@ describe('places-8: many places in one call, each as join-11 reads it', () => {
     await h.redis.zadd(k.inflight, Date.now() - 1, 'f'); // a hold past its deadline
     await h.redis.sadd(k.enrolled, 'g');
     const students = ['a', 'c', 'd', 'e', 'f', 'g', 'nobody'];
-    const { batch, one } = await both(students, students.map(() => ''));
+    const { batch, one } = await both(
+      students,
+      students.map(() => ''),
+    );
     const [waiting, seatsLeft, rate, ...each] = batch;
     expect([waiting, seatsLeft]).toEqual([2, 10]);
     expect(rate).toBe(one[1][5]);
