@@ -37,12 +37,12 @@ describe('Lectures in play: listed for the cron, followed for news', () => {
 
   it('a lecture followed for an edit, a cancel or an enroll is unfollowed once it is out of play', async () => {
     const channel = app.app.get(AdmissionChannel);
-    const transport = (channel as unknown as { transport: { unfollow: (id: number) => unknown } })
+    const transport = (channel as unknown as { transport: { unfollow: (t: string) => unknown } })
       .transport;
     const unfollow = jest.spyOn(transport, 'unfollow');
     const { id } = await createLecture(app.url);
     await channel.slotFreed(id); // follows the lecture, as an edit, a cancel or an enroll does
     await channel.followOnly([]); // the cron: nothing of it in play here
-    expect(unfollow).toHaveBeenCalledWith(id);
+    expect(unfollow).toHaveBeenCalledWith(`lecture:${id}`); // the lecture's topic on the channel
   });
 });
