@@ -28,6 +28,8 @@ const settled = (w: Watch) => nothingToWaitFor(w.status, w.over);
 export class TermStream extends StudentStream {
   readonly watches = new Map<number, Watch>();
   removed = false;
+  /** its first statuses are being shown: one settled lecture among them must not end it */
+  opening = true;
 
   constructor(
     readonly term: string,
@@ -43,12 +45,12 @@ export class TermStream extends StudentStream {
   }
 
   shown(): void {
-    if (this.done) this.end(this);
+    if (!this.opening && this.done) this.end(this);
   }
 
   ended(w: Watch, err: AppError): void {
     this.sse.send('error', { lectureId: w.lectureId, error: err.body });
-    if (this.done) this.end(this);
+    if (!this.opening && this.done) this.end(this);
   }
 }
 
@@ -140,6 +142,7 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
     this.add(stream);
     sse.onClose(() => this.remove(stream));
     for (const [id, first] of firsts) this.start(stream, id, first);
+    stream.opening = false;
     if (stream.done) this.remove(stream);
     await this.channel.termStreamOpened(term, studentId, stream.id, openedAt);
     return stream;

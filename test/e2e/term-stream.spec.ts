@@ -76,6 +76,21 @@ describe('One live stream per student and term (API.md v3, registration morning)
     await s.next(of(planned.id, 'NOT_QUEUED'));
   });
 
+  it('opened after one lecture of the plan is held, it shows them all and stays open for the rest', async () => {
+    const [held, wanted] = [await lecture(), await lecture()];
+    await putPlan(a.url, 't-reload', [held.id, wanted.id]);
+    await join(a.url, held.id, 't-reload');
+    await admit(a, held.id);
+    expect((await enroll(a.url, held.id, 't-reload')).status).toBe(201);
+    await join(a.url, wanted.id, 't-reload');
+    // The page reloaded mid-morning: the held lecture comes first and must not end the stream.
+    const s = await open(b.url, 't-reload');
+    await s.next(of(held.id, 'ENROLLED'));
+    await s.next(of(wanted.id, 'WAITING'));
+    await admit(a, wanted.id);
+    await s.next(of(wanted.id, 'ADMITTED'));
+  });
+
   it('the newest stream per student and term wins, on any instance', async () => {
     const x = await lecture();
     await putPlan(a.url, 't-newest', [x.id]);
