@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AppError, lectureNotFound } from '../common/error-codes';
 import { isInfraError } from '../common/infra-errors';
+import { MAX_ID } from '../common/parse-id.pipe';
 import { LineStore } from '../line/line.store';
 import { AdmissionChannel } from '../news/admission-channel';
 import { QueueService } from '../queue/queue.service';
@@ -47,7 +48,7 @@ export class PlansService {
     const found: (PlannedLecture & { term: string })[] = await this.db.query(
       `SELECT id, term, course_code AS "courseCode", credits, meetings
          FROM lecture WHERE id = ANY($1::int[])`,
-      [lectureIds.filter((id) => id <= 2_147_483_647)],
+      [lectureIds.filter((id) => id <= MAX_ID)], // a larger id names no lecture
     );
     const byId = new Map(found.map((l) => [l.id, l]));
     const missing = lectureIds.find((id) => !byId.has(id));
@@ -88,7 +89,8 @@ export class PlansService {
    * order. Only when every join failed for a store is the whole request UNAVAILABLE.
    */
   async joinAll(studentId: string, term: string): Promise<PlanQueueItem[]> {
-    const { lectureIds } = await this.get(studentId, term);
+    // Only the ids, in plan order: the warnings and the limit are not the morning's business.
+    const lectureIds = await this.plannedIds(studentId, term);
     const items = await Promise.all(
       lectureIds.map((id) =>
         this.queue.join(id, studentId).then(
@@ -110,17 +112,25 @@ export class PlansService {
    * a seat in or joined (pre-queued, waiting, admitted), by id.
    */
   async lectureIdsOf(studentId: string, term: string): Promise<number[]> {
-    const [rows, joined] = await Promise.all([
+    const [planned, held, joined] = await Promise.all([
+      this.plannedIds(studentId, term),
       this.db.query(
-        `SELECT lecture_id AS id, rank FROM plan_item WHERE student_id = $1 AND term = $2
-         UNION ALL
-         SELECT lecture_id, 100 FROM enrollment WHERE student_id = $1 AND term = $2`,
+        'SELECT lecture_id AS id FROM enrollment WHERE student_id = $1 AND term = $2 ORDER BY lecture_id',
         [studentId, term],
-      ) as Promise<{ id: number; rank: number }[]>,
+      ) as Promise<{ id: number }[]>,
       this.line.joinedIn(studentId, term),
     ]);
-    const planned = rows.sort((a, b) => a.rank - b.rank || a.id - b.id).map((r) => r.id);
-    return [...new Set([...planned, ...joined.sort((a, b) => a - b)])];
+    return [...new Set([...planned, ...held.map((r) => r.id), ...joined.sort((a, b) => a - b)])];
+  }
+
+  /** The plan's lectures still in the term, in plan order. */
+  private async plannedIds(studentId: string, term: string): Promise<number[]> {
+    const rows: { id: number }[] = await this.db.query(
+      `SELECT p.lecture_id AS id FROM plan_item p JOIN lecture l ON l.id = p.lecture_id AND l.term = p.term
+        WHERE p.student_id = $1 AND p.term = $2 ORDER BY p.rank`,
+      [studentId, term],
+    );
+    return rows.map((r) => r.id);
   }
 
   private view(term: string, plan: PlannedLecture[], maxCredits: number): PlanView {
