@@ -3,6 +3,7 @@
 // machine and reports every figure beside a reference measured in the same run.
 //   npm run bench -- [--students 5000] [--seats 500] [--mode pubsub,keyspace,cron] [--json FILE]
 //   npm run bench -- --term [--term-students 5000]   (a whole term's registration morning alone)
+//   npm run bench -- --hot-path [--hot-requests 20000]  (first joins and status reads alone)
 // With several modes, the stampede runs once per mode and the table compares them.
 // Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
 // This file orchestrates: the settings are lib/run-config.js, the scenarios scenarios/, the
@@ -21,6 +22,8 @@ const { openStreams } = require('./scenarios/open-streams');
 const { preQueueOpening } = require('./scenarios/pre-queue');
 const { termMorning } = require('./scenarios/term-morning');
 const { termTable } = require('./lib/term-report');
+const { hotPath } = require('./scenarios/hot-path');
+const { hotPathTable } = require('./lib/hot-path-report');
 const { joinFloor, pgbench, directPeer } = require('./references');
 const {
   ROOT, opt, STUDENTS, SEATS, CONNECTIONS, MODES, MODE, CLIENTS, PG_SERVER, CLUSTER_DIR,
@@ -28,24 +31,27 @@ const {
 } = require('./lib/run-config'); // prettier-ignore
 
 /** The service as `npm start` runs it, on its own database and Redis key prefix. */
-function startService(mode) {
+function startService(mode, { nodeArgs = [], env = {} } = {}) {
   return startNode(
     resolve(ROOT, 'dist/src/main.js'),
     {
       PORT: '0', HOST: '127.0.0.1', DATABASE_URL: DB_URL, ...REDIS_ENV, REDIS_KEY_PREFIX: PREFIX,
       JWT_SECRET: SECRET, ADMISSION_MODE: mode, RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'info',
+      ...env,
     },
     /listening on (http:\/\/127\.0\.0\.1:\d+)/,
     'service',
+    nodeArgs,
   ); // prettier-ignore
 }
 
 /**
  * Runs `phase` against a fresh service process, then stops it before reading PostgreSQL's
  * commit count: backends flush their statistics when they exit, so the count is complete.
+ * `options`: node's own arguments and settings over the bench's (startService).
  */
-async function withService(mode, phase) {
-  const svc = await startService(mode);
+async function withService(mode, phase, options) {
+  const svc = await startService(mode, options);
   const api = new HttpClient(svc.url, CONNECTIONS);
   api.servicePid = svc.proc.pid;
   const pg0 = await stores.pgCommits(PG_SERVER, DB);
@@ -67,6 +73,7 @@ async function main() {
   if (!opt['no-build']) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
   if (opt.prequeue) return preQueueMain();
   if (opt.term) return termMain();
+  if (opt['hot-path']) return hotPathMain();
   // keyspace mode turns on Redis's expiry events server-wide; put the setting back at the end.
   const keyspaceEvents = await stores.redisConfig(REDIS_URL, 'notify-keyspace-events');
   const results = {
@@ -114,6 +121,8 @@ async function main() {
   results.term = await withService(MODE, (api, admin) =>
     termMorning(api, admin, { students: termStudents }),
   );
+  log('hot path: first joins and status reads, service and floor in turns, then a profile');
+  results.hotPath = await measureHotPath();
   log('reference: join floor');
   results.floor = await joinFloor();
   log('reference: pgbench');
@@ -127,11 +136,12 @@ async function main() {
 
   const report = markdown(results);
   const term = termTable(results.term, results.pgbench.available ? results.pgbench.best : null);
-  process.stdout.write(`${report.table}\n\n${term.table}\n`);
-  const ratios = { ...report.ratios, ...term.ratios };
-  if (opt.json)
-    writeFileSync(opt.json, JSON.stringify({ ...results, ratios, ok: report.ok && term.ok }, null, 2)); // prettier-ignore
-  if (!report.ok || !term.ok) {
+  const hotTable = hotPathTable(results.hotPath);
+  process.stdout.write(`${report.table}\n\n${term.table}\n\n${hotTable.table}\n`);
+  const ratios = { ...report.ratios, ...term.ratios, ...hotTable.ratios };
+  const ok = report.ok && term.ok && hotTable.ok;
+  if (opt.json) writeFileSync(opt.json, JSON.stringify({ ...results, ratios, ok }, null, 2));
+  if (!ok) {
     log('an invariant check failed');
     process.exitCode = 1;
   }
@@ -197,6 +207,32 @@ async function termMain() {
   if (opt.json) writeFileSync(opt.json, JSON.stringify({ term: morning, pgbench: pg, ratios: report.ratios, ok: report.ok }, null, 2)); // prettier-ignore
   if (!report.ok) {
     log('an invariant check failed');
+    process.exitCode = 1;
+  }
+}
+
+/**
+ * The hot path in its own service processes, with the service's default rate limit (the
+ * stampedes turn it off): what a join costs as deployed.
+ */
+function measureHotPath() {
+  const n = Number(opt['hot-requests'] ?? 4 * STUDENTS);
+  if (!(Number.isSafeInteger(n) && n > 0)) throw new Error('--hot-requests must be a positive integer'); // prettier-ignore
+  const env = { RATE_LIMIT_PER_SECOND: '20' };
+  return hotPath((phase, nodeArgs) => withService(MODE, phase, { nodeArgs, env }), { n });
+}
+
+/** `--hot-path`: the hot path alone. */
+async function hotPathMain() {
+  log(`hot path: mode ${MODE}, Redis ${opt.redis}`);
+  const hp = await measureHotPath();
+  await stores.dropDatabase(PG_SERVER, DB);
+  await stores.deleteRedisPrefix(REDIS_URL, PREFIX);
+  const report = hotPathTable(hp);
+  process.stdout.write(`${report.table}\n`);
+  if (opt.json) writeFileSync(opt.json, JSON.stringify({ hotPath: hp, ratios: report.ratios, ok: report.ok }, null, 2)); // prettier-ignore
+  if (!report.ok) {
+    log('a hot-path request was refused');
     process.exitCode = 1;
   }
 }

@@ -2,12 +2,15 @@
 const { spawn } = require('node:child_process');
 const { readFileSync, writeFileSync } = require('node:fs');
 
-/** Spawns a node server and resolves once a line matches `ready` (its first group: the URL). */
-function startNode(script, env, readyLine, label) {
+/**
+ * Spawns a node server and resolves once a line matches `ready` (its first group: the URL).
+ * `nodeArgs` go to node itself (the hot path's `--cpu-prof`).
+ */
+function startNode(script, env, readyLine, label, nodeArgs = []) {
   return new Promise((resolve, reject) => {
     // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles every server.
-    const nodeArgs = (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean);
-    const proc = spawn(process.execPath, [...nodeArgs, script], {
+    const args = [...(process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean), ...nodeArgs];
+    const proc = spawn(process.execPath, [...args, script], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

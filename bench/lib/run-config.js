@@ -25,6 +25,8 @@ const { values: opt } = parseArgs({
     'prequeue-sizes': { type: 'string', default: '5000,100000' },
     term: { type: 'boolean', default: false },
     'term-students': { type: 'string' },
+    'hot-path': { type: 'boolean', default: false },
+    'hot-requests': { type: 'string' },
   },
 });
 const STUDENTS = Number(opt.students);

@@ -75,6 +75,24 @@ async function redisCost(target) {
   return pairs.reduce(([c, u], [c2, u2]) => [c + c2, u + u2], [0, 0]);
 }
 
+/**
+ * CPU seconds the Redis server processes have used so far (INFO cpu, user + system, summed over
+ * the masters). Unlike commandstats' usec, which counts a script's own calls twice (in the
+ * script's time and in each command's), this is what a shard has left to give.
+ */
+async function redisCpuSeconds(target) {
+  const each = await eachServer(
+    target,
+    async (r) => {
+      const info = await r.info('cpu');
+      const field = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+      return field('used_cpu_user') + field('used_cpu_sys');
+    },
+    { masters: true },
+  );
+  return each.reduce((a, b) => a + b, 0);
+}
+
 /** Invariants 1 and 2 of API.md for one lecture, read in SQL. */
 async function seatInvariants(dbUrl, lectureId) {
   return withPg(dbUrl, async (c) => {
@@ -175,6 +193,7 @@ module.exports = {
   pgCommits,
   redisCommands,
   redisCost,
+  redisCpuSeconds,
   redisConfig,
   seatInvariants,
   termFigures,

@@ -1,6 +1,7 @@
-// The join floor: a bare node:http server doing only the Redis work of a join (ZADD NX +
-// ZRANK, pipelined in one round trip). No framework, no auth, no validation: what the
-// service's join could at best approach on this machine.
+// The floors: a bare node:http server doing only the Redis work of a join (POST: ZADD NX +
+// ZRANK, pipelined in one round trip) or of a status read (GET: ZRANK + ZCARD, likewise). No
+// framework, no auth, no validation: what the service's join and status read could at best
+// approach on this machine.
 const http = require('node:http');
 const Redis = require('ioredis');
 
@@ -20,6 +21,16 @@ let seq = 0;
 const server = http.createServer(async (req, res) => {
   const student = new URL(req.url, 'http://x').searchParams.get('s') || 'anon';
   try {
+    if (req.method === 'GET') {
+      const [[, rank], [, waiting]] = await redis
+        .pipeline()
+        .zrank('{floor}:queue', student)
+        .zcard('{floor}:queue')
+        .exec();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ status: rank === null ? 'NOT_QUEUED' : 'WAITING', position: rank + 1, waiting })); // prettier-ignore
+      return;
+    }
     const [[, added], [, rank]] = await redis
       .pipeline()
       .zadd('{floor}:queue', 'NX', ++seq, student)
