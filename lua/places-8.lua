@@ -1,5 +1,5 @@
 --[[
-  Reads many students' places in one lecture at once: what join-11 answers each of them when
+  Reads many students' places in one lecture at once: what join-10 answers each of them when
   only reading, in one call instead of one per student. Live streams re-read every status they
   show at least every 5 s (a lost message costs at most that); a term stream shows five or so
   lectures per student, so the re-reads are batched per lecture. It never runs the draw: a
@@ -19,7 +19,7 @@
   ARGV[2+n .. 1+2n] their pre-queue members ('' once the lecture has opened)
 
   Output: { waiting, seatsLeft, rate, state1, detail1, seq1, state2, ... } with state and
-  detail as join-11 answers them (ENROLLED, ADMITTED, LAPSED, PRE_QUEUED, WAITING,
+  detail as join-10 answers them (ENROLLED, ADMITTED, LAPSED, PRE_QUEUED, WAITING,
   NOT_QUEUED); rate ('' when too few admissions were seen) and seq as there.
   Errors: { -1 } when the lecture's facts are missing or incomplete (the caller rebuilds them)
 ]]

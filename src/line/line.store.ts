@@ -26,6 +26,8 @@ export class LineStore {
   private epoch = 1;
   /** Per lecture, the epoch in which its queue order's floor was last restored. */
   private readonly floorHeld = new Map<number, number>();
+  /** Per lecture, the epoch in which a join or read last saw its draw marker. */
+  private readonly drawSeen = new Map<number, number>();
 
   constructor(@InjectRedis() private readonly redis: RedisClient) {
     watchConnectionEpochs(redis, () => (this.epoch += 1));
@@ -50,22 +52,26 @@ export class LineStore {
 
   /**
    * The student's place; with `join`, joins at the back (or the pre-queue) first. `member` is
-   * the student's pre-queue member ('' once the lecture has opened). null: facts not in Redis.
+   * the student's pre-queue member ('' once the lecture has opened); `askRoom`: a new join
+   * says whether admitting now would admit (event admission). null: facts not in Redis. The
+   * answer carries no admission rate (`observedRate` fills it in).
    */
   async place(
     lectureId: number,
     studentId: string,
     join: boolean,
     member: string,
-  ): Promise<Place | null> {
+    askRoom = false,
+  ): Promise<Omit<Place, 'observedRate'> | null> {
     const k = lectureKeys(lectureId);
     const reply = await this.redis.join(
-      k.queue, k.seq, k.ticket(studentId), k.inflight, k.enrolled, k.facts, k.admitLog, k.tickets,
+      k.queue, k.seq, k.ticket(studentId), k.inflight, k.enrolled, k.facts, k.tickets,
       k.prequeue, k.drawn, k.draw,
-      studentId, join ? '1' : '0', member,
+      studentId, join ? '1' : '0', member, askRoom ? '1' : '0',
     ); // prettier-ignore
     if (isScriptError(reply)) return null; // ScriptError.Missing
-    const [state, detail, waiting, seatsLeft, created, rate, room, seq, drew] = reply;
+    const [state, detail, waiting, seatsLeft, created, room, seq, drew, opened] = reply;
+    if (opened === 1) this.drawSeen.set(lectureId, this.epoch);
     return {
       state: state as PlaceState,
       position: state === 'WAITING' ? detail : null,
@@ -73,11 +79,25 @@ export class LineStore {
       waiting,
       seatsLeft,
       created: created === 1,
-      observedRate: rate === '' ? null : Number(rate),
       roomToAdmit: room === 1,
       seq: state === 'WAITING' ? seq : null,
       drew: drew === 1,
     };
+  }
+
+  /**
+   * Whether a call of this epoch saw the lecture's draw marker: it has opened and its pre-queue
+   * is drawn, so no pre-queue member is needed for it. The marker is never removed; only Redis
+   * losing its data could, and that starts a new epoch.
+   */
+  drawnSeen(lectureId: number): boolean {
+    return this.drawSeen.get(lectureId) === this.epoch;
+  }
+
+  /** Students admitted per second over the last minute; null when too few were seen. */
+  async observedRate(lectureId: number): Promise<number | null> {
+    const rate = await this.redis.observedRate(lectureKeys(lectureId).admitLog);
+    return rate === '' ? null : Number(rate);
   }
 
   /**
@@ -146,7 +166,12 @@ export class LineStore {
    */
   async noteJoined(studentId: string, term: string, lectureId: number): Promise<void> {
     const key = studentLinesKey(studentId, term);
-    await this.redis.pipeline().sadd(key, lectureId).pexpire(key, STUDENT_LINES_TTL_MS).exec();
+    // Two plain commands, not a pipeline of their own: they ride in the connection's shared
+    // auto-pipeline with everyone else's commands of the moment (one socket write, not one more).
+    await Promise.all([
+      this.redis.sadd(key, lectureId),
+      this.redis.pexpire(key, STUDENT_LINES_TTL_MS),
+    ]);
   }
 
   /** The lectures of the term the student joined lately (a superset of those they are in). */

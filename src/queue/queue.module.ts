@@ -6,13 +6,14 @@ import { LineModule } from '../line/line.module';
 import { NewsModule } from '../news/news.module';
 import { AdmissionService } from './admission.service';
 import { HoldRecovery } from './hold-recovery.service';
+import { ObservedRates } from './observed-rates';
 import { QueueController } from './queue.controller';
 import { QueueService } from './queue.service';
 
 @Module({
   imports: [ScheduleModule.forRoot(), LecturesModule, FairnessModule, LineModule, NewsModule],
   controllers: [QueueController],
-  providers: [QueueService, AdmissionService, HoldRecovery],
+  providers: [QueueService, AdmissionService, HoldRecovery, ObservedRates],
   exports: [QueueService, AdmissionService],
 })
 export class QueueModule {}

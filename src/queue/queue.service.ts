@@ -11,6 +11,7 @@ import { DrawSeeds } from '../fairness/draw-seeds';
 import { DrawScheduler } from '../fairness/draw.scheduler';
 import { AdmissionService } from './admission.service';
 import { HoldRecovery } from './hold-recovery.service';
+import { ObservedRates } from './observed-rates';
 import { LineStore } from '../line/line.store';
 import { Place, QueueShape } from '../line/line.types';
 import { QueueStatusView, toQueueStatusView } from './queue-status.view';
@@ -44,6 +45,7 @@ export class QueueService {
     private readonly seeds: DrawSeeds,
     private readonly draws: DrawScheduler,
     private readonly fence: OrderFence,
+    private readonly rates: ObservedRates,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -134,7 +136,7 @@ export class QueueService {
     const facts = await this.facts.get(lectureId);
     const none = studentIds.map(() => null);
     if (isClosed(facts)) return none;
-    const members = await Promise.all(studentIds.map((s) => this.seeds.memberFor(facts, s)));
+    const members = await Promise.all(studentIds.map((s) => this.memberFor(facts, s)));
     const places = await this.line.places(lectureId, studentIds, members);
     if (!places) return none;
     return places.map((p) => {
@@ -186,7 +188,7 @@ export class QueueService {
   /** Gives up the place or the unused ticket; the slot goes to the next student. */
   async leave(lectureId: number, studentId: string): Promise<void> {
     const facts = await this.facts.get(lectureId); // LECTURE_NOT_FOUND before anything else
-    const member = await this.seeds.memberFor(facts, studentId);
+    const member = await this.memberFor(facts, studentId);
     const { left, gaveBack } = await this.line.leave(lectureId, studentId, member);
     if (left || gaveBack) await this.channel.studentsChanged(lectureId, [studentId]);
     if (gaveBack) {
@@ -215,11 +217,13 @@ export class QueueService {
    */
   private async placeOf(facts: LectureFacts, studentId: string, join: boolean): Promise<Place> {
     const lectureId = facts.id;
-    const member = await this.seeds.memberFor(facts, studentId);
+    const member = await this.memberFor(facts, studentId);
+    // A new join asks whether there is room only when it would admit at once on an event.
+    const askRoom = join && this.channel.enabled;
     const read = async () => {
       // A read may run the draw, which hands out queue numbers: the order's floor must hold.
       if (!this.line.orderHeld(lectureId)) await this.fence.hold(lectureId);
-      return this.line.place(lectureId, studentId, join, member);
+      return this.line.place(lectureId, studentId, join, member, askRoom);
     };
     let place = await read();
     if (!place) {
@@ -234,7 +238,16 @@ export class QueueService {
     if (!place || place.state === 'LAPSED') {
       throw new AppError('UNAVAILABLE', 'the queue state could not be rebuilt; try again');
     }
-    return place;
+    const observedRate = place.state === 'WAITING' ? await this.rates.of(lectureId) : null;
+    return { ...place, observedRate };
+  }
+
+  /**
+   * The student's pre-queue member, until Redis has been seen drawn: after that no script
+   * needs it (the pre-queue is gone), and its HMAC was a twentieth of a join's CPU.
+   */
+  private memberFor(facts: LectureFacts, studentId: string): Promise<string> | string {
+    return this.line.drawnSeen(facts.id) ? '' : this.seeds.memberFor(facts, studentId);
   }
 
   private view(lectureId: number, place: Place, facts: LectureFacts): QueueStatusView {

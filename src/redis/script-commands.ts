@@ -19,8 +19,8 @@ export function isScriptError<T extends unknown[]>(
   return reply.length === 1;
 }
 
-/** join-11.lua: { state, detail, waiting, seatsLeft, created, rate, room, seq, drew } */
-export type JoinReply = [string, number, number, number, number, string, number, number, number];
+/** join-10.lua: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened } */
+export type JoinReply = [string, number, number, number, number, number, number, number, number];
 /** admit-14.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew } */
 export type AdmitReply = [number, number, number, number, number, string[], number, number];
 /** places-8.lua: { waiting, seatsLeft, rate, ...state, detail, seq per student } */
@@ -29,17 +29,18 @@ export type PlacesReply = [number, number, string, ...(string | number)[]];
 export type PositionsReply = [number, number, string, ...number[]];
 type Key = string;
 type Arg = string | number;
-type Key11 = [Key, Key, Key, Key, Key, Key, Key, Key, Key, Key, Key];
+type Key10 = [Key, Key, Key, Key, Key, Key, Key, Key, Key, Key];
 
 // Types of the commands lua-scripts.ts defines from lua/<name>-<keys>.lua: KEYS first, then
 // ARGV, exactly as each script's header says. Only the stores call them.
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     join(
-      ...keysAndArgs: [...Key11, Arg, Arg, Arg]
+      ...keysAndArgs: [...Key10, Arg, Arg, Arg, Arg]
     ): Result<JoinReply | [ScriptError.Missing], Context>;
+    observedRate(key: Key): Result<string, Context>;
     admit(
-      ...keysAndArgs: [...Key11, Key, Key, Key, Arg, Arg]
+      ...keysAndArgs: [...Key10, Key, Key, Key, Key, Arg, Arg]
     ): Result<AdmitReply | [ScriptError.Missing], Context>;
     leave(
       ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Arg, Arg]

@@ -44,19 +44,20 @@ export class LuaHarness {
 
   /**
    * The join script: a student's place, joining first when `join` is set; `member` is the
-   * student's pre-queue member (see DrawSeeds), '' for none.
+   * student's pre-queue member (see DrawSeeds), '' for none; `askRoom` as event admission asks.
    */
   place(
     id: number,
     student: string,
     join: boolean,
     member = '',
+    askRoom = true,
   ): Promise<JoinReply | [ScriptError]> {
     const k = lectureKeys(id);
     return this.redis.join(
-      k.queue, k.seq, k.ticket(student), k.inflight, k.enrolled, k.facts, k.admitLog, k.tickets,
+      k.queue, k.seq, k.ticket(student), k.inflight, k.enrolled, k.facts, k.tickets,
       k.prequeue, k.drawn, k.draw,
-      student, join ? '1' : '0', member,
+      student, join ? '1' : '0', member, askRoom ? '1' : '0',
     ); // prettier-ignore
   }
 

@@ -3,7 +3,7 @@ import { JoinReply, ScriptError } from '../../src/redis/script-commands';
 import { positionIn, shapeOf } from '../../src/line/line.types';
 import { LuaHarness } from '../helpers/lua-harness';
 
-describe('join-11.lua', () => {
+describe('join-10.lua', () => {
   let h: LuaHarness;
   let id = 100;
   let k: ReturnType<typeof lectureKeys>;
@@ -32,17 +32,18 @@ describe('join-11.lua', () => {
 
   it('joins at the back with strictly increasing scores; a repeat join keeps the place', async () => {
     await h.setFacts(id, { seatsLeft: 7 });
-    // The lecture's first call after opening also runs its (empty) draw: the last field.
-    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 7, 1, '', 1, 1, 1]);
-    expect(await place('b', true)).toEqual(['WAITING', 2, 2, 7, 1, '', 1, 2, 0]);
-    expect(await place('a', true)).toEqual(['WAITING', 1, 2, 7, 0, '', 0, 1, 0]);
+    // The lecture's first call after opening also runs its (empty) draw (drew, then opened);
+    // later new joins see the marker (opened); a queued student's read does not look (0).
+    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 7, 1, 1, 1, 1, 1]);
+    expect(await place('b', true)).toEqual(['WAITING', 2, 2, 7, 1, 1, 2, 0, 1]);
+    expect(await place('a', true)).toEqual(['WAITING', 1, 2, 7, 0, 0, 1, 0, 0]);
     const scores = await h.redis.zrange(k.queue, 0, -1, 'WITHSCORES');
     expect(scores).toEqual(['a', '1', 'b', '2']);
   });
 
   it('only reads when not asked to join', async () => {
     await h.setFacts(id);
-    expect(await place('a', false)).toEqual(['NOT_QUEUED', 0, 0, 100, 0, '', 0, 0, 1]);
+    expect(await place('a', false)).toEqual(['NOT_QUEUED', 0, 0, 100, 0, 0, 0, 1, 1]);
     expect(await h.redis.zcard(k.queue)).toBe(0);
   });
 
@@ -51,14 +52,14 @@ describe('join-11.lua', () => {
     await place('a', true);
     await h.setFacts(id, { seatsLeft: 0 }, 2);
     expect((await place('b', true))[0]).toBe('FULL');
-    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 0, 0, '', 0, 1, 0]);
+    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 0, 0, 0, 1, 0, 0]);
   });
 
   it('reports ADMITTED with the ticket lifetime, ENROLLED for a seat holder, ADMITTED while an enroll is in flight', async () => {
     await h.setFacts(id);
     const expiresAt = Date.now() + 5000;
     await h.redis.set(k.ticket('t'), expiresAt, 'PX', 5000);
-    expect(await place('t', true)).toEqual(['ADMITTED', expiresAt, 0, 100, 0, '', 0, 0, 0]);
+    expect(await place('t', true)).toEqual(['ADMITTED', expiresAt, 0, 100, 0, 0, 0, 0, 0]);
     await h.redis.sadd(k.enrolled, 'e');
     expect((await place('e', true))[0]).toBe('ENROLLED');
     await h.redis.zadd(k.inflight, Date.now() + 1000, 'f');
@@ -68,26 +69,38 @@ describe('join-11.lua', () => {
 
   it('tells a new join whether there is room to admit (tickets and enrolls in flight below both limits)', async () => {
     await h.setFacts(id, { maxActiveTickets: 2, seatsLeft: 10 });
-    expect((await place('a', true))[6]).toBe(1);
+    expect((await place('a', true))[5]).toBe(1);
     await h.redis.zadd(k.tickets, Date.now() + 60_000, 'x');
     await h.redis.zadd(k.inflight, Date.now() + 60_000, 'y');
-    expect((await place('b', true))[6]).toBe(0); // 2 held = maxActiveTickets
+    expect((await place('b', true))[5]).toBe(0); // 2 held = maxActiveTickets
     await h.redis.zrem(k.inflight, 'y');
     await h.setFacts(id, { maxActiveTickets: 5, seatsLeft: 1 }, 2);
-    expect((await place('c', true))[6]).toBe(0); // 1 held = seats left
+    expect((await place('c', true))[5]).toBe(0); // 1 held = seats left
+    await h.setFacts(id, { maxActiveTickets: 5, seatsLeft: 10 }, 3);
+    expect((await place('d', true))[5]).toBe(1); // 1 held, below both
+    // Not asked (cron admission): never counted, never 1.
+    expect((await h.place(id, 'e', true, '', false))[5]).toBe(0);
   });
 
-  it('reports the admission rate observed over the last minute to those waiting', async () => {
+  it('answers a student whom this very call drew out of the pre-queue as WAITING at their draw position', async () => {
+    await h.setFacts(id, { opensAt: Date.now() - 1000, preQueueMinutes: 10 });
+    await h.redis.zadd(k.prequeue, 0, `${'a'.repeat(64)}:p1`, 0, `${'b'.repeat(64)}:p2`);
+    expect(await place('p2', true)).toEqual(['WAITING', 2, 2, 100, 0, 0, 2, 1, 1]);
+    expect(await h.redis.zcard(k.queue)).toBe(2);
+  });
+
+  it('observed-rate-1 reports the admission rate seen over the last minute', async () => {
     await h.setFacts(id, { batchSize: 2 });
     await h.joinAll(id, ['a', 'b', 'c', 'd', 'e']);
+    expect(await h.redis.observedRate(k.admitLog)).toBe(''); // nothing admitted yet
     await h.admit(id);
+    expect(await h.redis.observedRate(k.admitLog)).toBe(''); // one admission: no rate yet
     await new Promise((r) => setTimeout(r, 200));
     await h.admit(id);
-    const [state, , , , , rate] = await place('e', false);
-    expect(state).toBe('WAITING');
     // 2 admitted between the two admissions ~200 ms apart: about 10 per second.
-    expect(Number(rate)).toBeGreaterThan(3);
-    expect(Number(rate)).toBeLessThan(11);
+    const rate = Number(await h.redis.observedRate(k.admitLog));
+    expect(rate).toBeGreaterThan(3);
+    expect(rate).toBeLessThan(11);
   });
 });
 
