@@ -7,6 +7,20 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { InjectRedis } from '../redis/redis.token';
 
 /**
+ * The count as rate-limiter-flexible keeps it (a window of `duration` seconds from the first
+ * request), in fewer calls than its own script's SET NX + INCRBY + PTTL on every request: the
+ * key's expiry is set only by the request that made it, and its lifetime is read only when the
+ * answer is a refusal (Retry-After needs it). Same reply: { consumed, ms before the next window }.
+ */
+const INCR_TTL_LUA = `local consumed = redis.call('incrby', KEYS[1], ARGV[1])
+if consumed == tonumber(ARGV[1]) then
+  redis.call('expire', KEYS[1], ARGV[2])
+  return { consumed, 1000 * ARGV[2] }
+end
+if consumed <= tonumber(ARGV[3]) then return { consumed, 0 } end
+return { consumed, redis.call('pttl', KEYS[1]) }`;
+
+/**
  * RATE_LIMIT_PER_SECOND per student on the queue and enroll routes, counted in Redis so the
  * limit holds across instances, and keyed by the student so one student's flood never uses
  * another's allowance. Runs after the JWT guard, which put the student on the request.
@@ -22,6 +36,7 @@ export class RateLimitGuard implements CanActivate {
         keyPrefix: 'ratelimit',
         points: config.rateLimitPerSecond,
         duration: 1,
+        customIncrTtlLuaScript: INCR_TTL_LUA,
       });
     }
   }
