@@ -35,6 +35,9 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly lectures = new Map<number, Map<string, Set<Watch>>>();
   private timer?: NodeJS.Timeout;
   private ticking = false;
+  /** Watches told by this turn's news to re-read, by lecture: read together (flushNews). */
+  private readonly told = new Map<number, Set<Watch>>();
+  private flushing?: NodeJS.Immediate;
 
   constructor(
     private readonly queue: QueueService,
@@ -51,6 +54,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
 
   onModuleDestroy(): void {
     clearInterval(this.timer);
+    if (this.flushing) clearImmediate(this.flushing);
   }
 
   /**
@@ -99,10 +103,37 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     const each = (ids: string[], f: (w: Watch) => void) => {
       for (const id of ids) for (const w of students.get(id) ?? []) f(w);
     };
-    if (e.kind === 'students') each(e.students, (w) => void this.refresh(w));
+    if (e.kind === 'students') each(e.students, (w) => this.refreshSoon(w));
     else if (e.kind === 'admitted') {
       each(e.students, (w) => void this.admitted(w, e.expiresAt, e.waiting));
     } else if (e.kind === 'drawn') this.refreshPreQueued(e.lectureId, students);
+  }
+
+  /**
+   * News said this watch's status changed: re-read with the rest of this turn's news, in one
+   * batched read per lecture (at an opening every join's news asks its student's streams to
+   * re-read: one read each was a whole join script per join). A watch already re-reading
+   * reads once more after (its running read may predate the news).
+   */
+  private refreshSoon(w: Watch): void {
+    if (w.refreshing) return void this.refresh(w);
+    let watches = this.told.get(w.lectureId);
+    if (!watches) this.told.set(w.lectureId, (watches = new Set()));
+    watches.add(w);
+    this.flushing ??= setImmediate(() => this.flushNews());
+  }
+
+  private flushNews(): void {
+    this.flushing = undefined;
+    const told = [...this.told];
+    this.told.clear();
+    for (const [lectureId, watches] of told) {
+      // Read after the news arrived: whatever the news said is in what this read sees.
+      this.reread(lectureId, [...watches]).catch((err: Error) => {
+        this.logger.warn(`live status of lecture ${lectureId}: ${err.message}`);
+        for (const w of watches) void this.refresh(w); // one by one, as before batching
+      });
+    }
   }
 
   /** Re-reads one watch's status (coalesced: a burst of news causes at most two reads). */
