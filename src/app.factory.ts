@@ -45,7 +45,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const fastify = app.getHttpAdapter().getInstance();
   requireHost(fastify);
   acceptEmptyJsonBodies(fastify);
-  observeRequests(fastify, service, log);
+  observeRequests(fastify, service, log, config.accessLog);
   await allowCrossOrigin(app, config.corsOrigins);
   app.useGlobalFilters(new AllExceptionsFilter(service));
   app.useGlobalPipes(new StrictValidationPipe());
@@ -114,12 +114,19 @@ function errorOf(raw: object): { code: string; why: string } | undefined {
  * One metrics observation and one log line per request, labelled by the route template (never
  * the raw URL). The line carries the path without its query string (a careless client may put
  * a token there), the user id the JWT guard found and, for an error, its code and why (a 401
- * says what was wrong with the token) — never a header or a token.
+ * says what was wrong with the token) — never a header or a token. `accessLog` says which
+ * requests get a line (AppConfig).
  */
-function observeRequests(fastify: FastifyInstance, metrics: MetricsService, log: Logger): void {
+function observeRequests(
+  fastify: FastifyInstance,
+  metrics: MetricsService,
+  log: Logger,
+  accessLog: AppConfig['accessLog'],
+): void {
   fastify.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url;
     metrics.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    if (accessLog === 'off' || (accessLog === 'errors' && reply.statusCode < 400)) return;
     if (!log.isLevelEnabled('info')) return;
     log.info(
       {

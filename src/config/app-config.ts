@@ -38,6 +38,11 @@ export interface AppConfig {
   /** Origins whose browser apps may call the API (CORS); empty: none but the service's own pages. */
   corsOrigins: string[];
   logLevel: string;
+  /**
+   * Which requests get an access log line (at info): every one, those answered 4xx/5xx, or
+   * none. A line per request is a few per cent of a join's CPU at an opening's rates.
+   */
+  accessLog: 'all' | 'errors' | 'off';
   /** Human-readable logs (pino-pretty) instead of JSON lines; for development only. */
   logPretty: boolean;
 }

@@ -75,6 +75,9 @@ export class EnvSchema {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL?: string;
   @IsOptional()
+  @IsIn(['all', 'errors', 'off'], { message: 'ACCESS_LOG must be all, errors or off' })
+  ACCESS_LOG?: 'all' | 'errors' | 'off';
+  @IsOptional()
   @toBool()
   @IsBoolean({ message: 'LOG_PRETTY must be true or false' })
   LOG_PRETTY?: boolean;

@@ -86,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     maxStreams: e.MAX_STREAMS ?? 20_000,
     corsOrigins,
     logLevel: e.LOG_LEVEL ?? 'info',
+    accessLog: e.ACCESS_LOG ?? 'all',
     logPretty: e.LOG_PRETTY ?? false,
   };
 }

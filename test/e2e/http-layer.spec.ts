@@ -135,6 +135,30 @@ describe('The HTTP layer answers every refusal in the contract shape (API.md, Er
     );
   });
 
+  it('ACCESS_LOG=errors logs only the requests answered 4xx/5xx; off logs none of them', async () => {
+    for (const setting of ['errors', 'off']) {
+      const quiet = await startedServer(ctx.serverEnv({ LOG_LEVEL: 'info', ACCESS_LOG: setting }));
+      try {
+        expect((await fetch(`${quiet.url}/health`)).status).toBe(200);
+        expect((await fetch(`${quiet.url}/lectures`)).status).toBe(401);
+        // A request refused before routing is logged whatever the setting: once its line is
+        // out, so are the lines (if any) of the requests before it.
+        await raw(Number(new URL(quiet.url).port), 'BREW / HTTP/1.1\r\nHost: localhost\r\n\r\n');
+        await waitFor(() => /HPE_INVALID_METHOD/.test(quiet.output()), 3000);
+        const lines = quiet
+          .output()
+          .split('\n')
+          .filter((l) => l.includes('"msg":"request"'));
+        expect([setting, lines.map((l) => JSON.parse(l).res.statusCode)]).toEqual([
+          setting,
+          setting === 'errors' ? [401] : [],
+        ]);
+      } finally {
+        quiet.proc.kill('SIGKILL');
+      }
+    }
+  });
+
   it('/metrics passes promtool check metrics', async () => {
     // Per-lecture series appear once a lecture has a queue.
     const admin = {

@@ -89,6 +89,7 @@ export class TestContext {
       maxStreams: 20_000,
       corsOrigins: [],
       logLevel: 'silent',
+      accessLog: 'all',
       logPretty: false,
     };
     return {
