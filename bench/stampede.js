@@ -121,7 +121,7 @@ async function main() {
   results.term = await withService(MODE, (api, admin) =>
     termMorning(api, admin, { students: termStudents }),
   );
-  log('hot path: first joins and status reads, service and floor in turns, then a profile');
+  log('hot path: first joins and status reads, service, floor and quiet service in turns, then a profile');
   results.hotPath = await measureHotPath();
   log('reference: join floor');
   results.floor = await joinFloor();
@@ -219,7 +219,10 @@ function measureHotPath() {
   const n = Number(opt['hot-requests'] ?? 4 * STUDENTS);
   if (!(Number.isSafeInteger(n) && n > 0)) throw new Error('--hot-requests must be a positive integer'); // prettier-ignore
   const env = { RATE_LIMIT_PER_SECOND: '20' };
-  return hotPath((phase, nodeArgs) => withService(MODE, phase, { nodeArgs, env }), { n });
+  return hotPath(
+    (phase, more = {}) => withService(MODE, phase, { ...more, env: { ...env, ...more.env } }),
+    { n },
+  );
 }
 
 /** `--hot-path`: the hot path alone. */

@@ -75,6 +75,18 @@ async function redisCost(target) {
   return pairs.reduce(([c, u], [c2, u2]) => [c + c2, u + u2], [0, 0]);
 }
 
+/** Calls so far by command name (INFO commandstats, summed over the masters). */
+async function redisCallsByCommand(target) {
+  const each = await eachServer(target, async (r) => r.info('commandstats'), { masters: true });
+  const calls = {};
+  for (const info of each) {
+    for (const [, name, n] of info.matchAll(/cmdstat_([a-z|_-]+):calls=(\d+)/g)) {
+      calls[name] = (calls[name] ?? 0) + Number(n);
+    }
+  }
+  return calls;
+}
+
 /**
  * CPU seconds the Redis server processes have used so far (INFO cpu, user + system, summed over
  * the masters). Unlike commandstats' usec, which counts a script's own calls twice (in the
@@ -194,6 +206,7 @@ module.exports = {
   redisCommands,
   redisCost,
   redisCpuSeconds,
+  redisCallsByCommand,
   redisConfig,
   seatInvariants,
   termFigures,

@@ -27,6 +27,7 @@ async function burst(client, n, request) {
 /** One phase with Redis's and the process's costs around it, and its monotonic window. */
 async function measured(pid, n, run) {
   const [calls0] = await stores.redisCost(REDIS_URL);
+  const byName0 = await stores.redisCallsByCommand(REDIS_URL);
   const redis0 = await stores.redisCpuSeconds(REDIS_URL);
   const cpu0 = cpuSeconds(pid);
   const from = monotonicUs();
@@ -35,12 +36,20 @@ async function measured(pid, n, run) {
   const cpu1 = cpuSeconds(pid);
   const redis1 = await stores.redisCpuSeconds(REDIS_URL);
   const [calls1] = await stores.redisCost(REDIS_URL);
+  const byName1 = await stores.redisCallsByCommand(REDIS_URL);
+  const byCommand = Object.fromEntries(
+    Object.entries(byName1)
+      .map(([name, c]) => [name, (c - (byName0[name] ?? 0)) / n])
+      .filter(([, perRequest]) => perRequest >= 0.05)
+      .sort((a, b) => b[1] - a[1]),
+  );
   // Everything Redis ran meanwhile counts (the cron's ticks, the news): it is what the
   // requests cost. The handful of INFO calls that read the counters are noise at n requests.
   return {
     ...figures,
     window: [from, to],
     redisCommands: (calls1 - calls0) / n,
+    redisByCommand: byCommand,
     redisCpuUs: ((redis1 - redis0) * 1e6) / n,
     processCpuUs: cpu0 === null || cpu1 === null ? null : ((cpu1 - cpu0) * 1e6) / n,
   };
@@ -101,25 +110,29 @@ async function floorHotPath({ n }) {
 }
 
 /**
- * The hot path: service and floor in turns, twice each (best of two: one run swings with the
- * machine), then one more service run under the CPU profiler, whose overhead stays out of the
- * rates. `withService(phase, nodeArgs)` runs a phase against a fresh service process.
+ * The hot path: the service as configured by default, the floor, and the service with the
+ * access log turned down to errors (what the log line costs), in turns, twice each (best of
+ * two: one run swings with the machine); then one more service run under the CPU profiler,
+ * whose overhead stays out of the rates. `withService(phase, { nodeArgs, env })` runs a phase
+ * against a fresh service process.
  */
 async function hotPath(withService, { n }) {
   const service = [];
   const floor = [];
+  const quiet = [];
+  const phase = (api, admin) => serviceHotPath(api, admin, { n });
   for (let i = 0; i < 2; i++) {
-    service.push(await withService((api, admin) => serviceHotPath(api, admin, { n })));
+    service.push(await withService(phase));
     floor.push(await floorHotPath({ n }));
+    quiet.push(await withService(phase, { env: { ACCESS_LOG: 'errors' } }));
   }
   // BENCH_PROFILE_DIR keeps the profile (to open in Chrome's DevTools, or to read further).
   const dir = process.env.BENCH_PROFILE_DIR || mkdtempSync(join(tmpdir(), 'bench-prof-'));
   let profiled;
   try {
-    profiled = await withService(
-      (api, admin) => serviceHotPath(api, admin, { n }),
-      ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=250'],
-    );
+    profiled = await withService(phase, {
+      nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=250'],
+    });
     const profile = newestProfile(dir); // written as the stopped service exits
     profiled.profile = {
       joins: perRequest(partsOf(profile, ...profiled.joins.window), profiled.joins.ok),
@@ -136,7 +149,9 @@ async function hotPath(withService, { n }) {
     reads: best(service, 'reads'),
     floorJoins: best(floor, 'joins'),
     floorReads: best(floor, 'reads'),
-    runs: { service, floor },
+    quietJoins: best(quiet, 'joins'),
+    quietReads: best(quiet, 'reads'),
+    runs: { service, floor, quiet },
     profile: { ...profiled.profile, windows: [profiled.joins.window, profiled.reads.window] },
   };
 }
