@@ -121,7 +121,9 @@ async function main() {
   results.term = await withService(MODE, (api, admin) =>
     termMorning(api, admin, { students: termStudents }),
   );
-  log('hot path: first joins and status reads, service, floor and quiet service in turns, then a profile');
+  log(
+    'hot path: first joins and status reads, service, floor and quiet service in turns, then a profile',
+  );
   results.hotPath = await measureHotPath();
   log('reference: join floor');
   results.floor = await joinFloor();
