@@ -10,14 +10,18 @@ const {
   opt, STUDENTS, SEATS, CONNECTIONS, PG_SERVER, REDIS_ENV, DB, DB_URL, PREFIX, WARM_UP_REQUESTS,
 } = require('./lib/run-config'); // prettier-ignore
 
-/** The join floor: a bare node:http server doing ZADD NX + ZRANK on the same Redis. */
-async function joinFloor() {
-  const floor = await startNode(
+/** The floors' server (peers/join-floor.js), on the run's Redis and key prefix. */
+const startFloor = () =>
+  startNode(
     resolve(__dirname, 'peers/join-floor.js'),
     { ...REDIS_ENV, REDIS_KEY_PREFIX: PREFIX },
     /ready (http:\/\/\S+)/,
     'join floor',
   );
+
+/** The join floor: a bare node:http server doing ZADD NX + ZRANK on the same Redis. */
+async function joinFloor() {
+  const floor = await startFloor();
   const client = new HttpClient(floor.url, CONNECTIONS);
   try {
     await Promise.all(
@@ -131,4 +135,4 @@ async function directPeer() {
   }
 }
 
-module.exports = { joinFloor, pgbench, directPeer };
+module.exports = { startFloor, joinFloor, pgbench, directPeer };

@@ -48,17 +48,18 @@ async function eachServer(target, fn, { masters = false } = {}) {
   return out;
 }
 
+/** `read(server)` of every master, summed. */
+async function sumOverMasters(target, read) {
+  const each = await eachServer(target, read, { masters: true });
+  return each.reduce((a, b) => a + b, 0);
+}
+
 /** All commands Redis has run so far (INFO commandstats, summed over the masters). */
-async function redisCommands(target) {
-  const counts = await eachServer(
-    target,
-    async (r) => {
-      const info = await r.info('commandstats');
-      return [...info.matchAll(/calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
-    },
-    { masters: true },
-  );
-  return counts.reduce((a, b) => a + b, 0);
+function redisCommands(target) {
+  return sumOverMasters(target, async (r) => {
+    const info = await r.info('commandstats');
+    return [...info.matchAll(/calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+  });
 }
 
 /** Commands run and microseconds spent in them so far, summed over the masters. */
@@ -92,17 +93,12 @@ async function redisCallsByCommand(target) {
  * the masters). Unlike commandstats' usec, which counts a script's own calls twice (in the
  * script's time and in each command's), this is what a shard has left to give.
  */
-async function redisCpuSeconds(target) {
-  const each = await eachServer(
-    target,
-    async (r) => {
-      const info = await r.info('cpu');
-      const field = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
-      return field('used_cpu_user') + field('used_cpu_sys');
-    },
-    { masters: true },
-  );
-  return each.reduce((a, b) => a + b, 0);
+function redisCpuSeconds(target) {
+  return sumOverMasters(target, async (r) => {
+    const info = await r.info('cpu');
+    const field = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+    return field('used_cpu_user') + field('used_cpu_sys');
+  });
 }
 
 /** Invariants 1 and 2 of API.md for one lecture, read in SQL. */

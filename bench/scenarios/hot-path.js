@@ -3,15 +3,16 @@
 // and a CPU profile of the service cut to each phase, charged to the parts of a request.
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
-const { join, resolve } = require('node:path');
+const { join } = require('node:path');
 const { HttpClient, latency, now } = require('../lib/load');
-const { startNode, cpuSeconds } = require('../lib/processes');
+const { cpuSeconds } = require('../lib/processes');
 const stores = require('../lib/stores');
 const { createLecture } = require('../lib/lectures');
 const { newestProfile, partsOf, monotonicUs } = require('../lib/profile');
-const { REDIS_URL, REDIS_ENV, PREFIX, WARM_UP_REQUESTS, token } = require('../lib/run-config');
+const { startFloor } = require('../references');
+const { REDIS_URL, WARM_UP_REQUESTS, token } = require('../lib/run-config');
 
-/** As the issue that set the targets measured it: 100 connections of first joins. */
+/** As the targets were set: 100 connections of first joins. */
 const HOT_CONNECTIONS = 100;
 let runs = 0;
 
@@ -86,12 +87,7 @@ async function serviceHotPath(api, admin, { n }) {
 /** The same two phases against the bare floor (join-floor.js), on the same Redis. */
 async function floorHotPath({ n }) {
   const run = ++runs;
-  const floor = await startNode(
-    resolve(__dirname, '../peers/join-floor.js'),
-    { ...REDIS_ENV, REDIS_KEY_PREFIX: PREFIX },
-    /ready (http:\/\/\S+)/,
-    'join floor',
-  );
+  const floor = await startFloor();
   const client = new HttpClient(floor.url, HOT_CONNECTIONS);
   try {
     await burst(client, WARM_UP_REQUESTS, (i) => client.request('POST', `/join?s=w${run}-${i}`));
