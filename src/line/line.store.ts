@@ -164,12 +164,13 @@ export class LineStore {
    * it. Only first joins note (a repeat changes nothing), and the set is bounded by the term's
    * lectures; it lapses STUDENT_LINES_TTL_MS after the student's last join in the term.
    */
-  async noteJoined(studentId: string, term: string, lectureId: number): Promise<void> {
+  async noteJoined(studentId: string, term: string, lectureIds: number[]): Promise<void> {
+    if (lectureIds.length === 0) return;
     const key = studentLinesKey(studentId, term);
     // Two plain commands, not a pipeline of their own: they ride in the connection's shared
     // auto-pipeline with everyone else's commands of the moment (one socket write, not one more).
     await Promise.all([
-      this.redis.sadd(key, lectureId),
+      this.redis.sadd(key, ...lectureIds),
       this.redis.pexpire(key, STUDENT_LINES_TTL_MS),
     ]);
   }

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
@@ -18,6 +18,8 @@ import { PlanQueueItem, PlanView } from './plans.dto';
  */
 @Injectable()
 export class PlansService {
+  private readonly logger = new Logger(PlansService.name);
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly queue: QueueService,
@@ -60,8 +62,13 @@ export class PlansService {
         `lecture ${elsewhere.id} is in term ${elsewhere.term}, not ${term}`,
       );
     }
-    await this.db.transaction(async (tx) => {
-      await tx.query('DELETE FROM plan_item WHERE student_id = $1 AND term = $2', [studentId, term]); // prettier-ignore
+    const dropped = await this.db.transaction(async (tx) => {
+      // As a SELECT: TypeORM answers a bare DELETE … RETURNING as [rows, count].
+      const before: { id: number }[] = await tx.query(
+        `WITH d AS (DELETE FROM plan_item WHERE student_id = $1 AND term = $2 RETURNING lecture_id)
+         SELECT lecture_id AS id FROM d`,
+        [studentId, term],
+      );
       if (lectureIds.length > 0) {
         await tx.query(
           `INSERT INTO plan_item (student_id, term, lecture_id, rank)
@@ -69,6 +76,13 @@ export class PlansService {
           [studentId, term, lectureIds],
         );
       }
+      return before.map((r) => r.id).filter((id) => !lectureIds.includes(id));
+    });
+    // Join all does not note planned lectures in the student's lines (a term stream follows the
+    // plan): those the plan drops are noted now, as the student may still be in their lines,
+    // before any stream reads the new plan. Redis failing here does not undo the stored plan.
+    await this.line.noteJoined(studentId, term, dropped).catch((err: Error) => {
+      this.logger.warn(`plan of ${studentId}: noting dropped lectures failed (${err.message})`);
     });
     await this.channel.termChanged(term, studentId); // a term stream follows the new plan
     const [{ max_credits }] = await this.db.query(
@@ -93,7 +107,7 @@ export class PlansService {
     const lectureIds = await this.plannedIds(studentId, term);
     const items = await Promise.all(
       lectureIds.map((id) =>
-        this.queue.join(id, studentId).then(
+        this.queue.join(id, studentId, { planned: true }).then(
           ({ status }): PlanQueueItem => status,
           (err: unknown): PlanQueueItem => ({ lectureId: id, error: this.errorOf(err) }),
         ),

@@ -53,10 +53,13 @@ export class QueueService {
   /**
    * Joins at the back, or before opensAt the pre-queue; a repeat join returns the current place
    * unchanged (created: false). Redis decides which side of opensAt a join falls on.
+   * `planned`: the lecture is in the student's plan for its term (Join all), which a term
+   * stream follows anyway, so the join is not noted in the student's lines.
    */
   async join(
     lectureId: number,
     studentId: string,
+    { planned = false } = {},
   ): Promise<{ created: boolean; status: QueueStatusView }> {
     const facts = await this.facts.get(lectureId);
     // Before the pre-queue's window the join script answers NOT_OPEN, unless the student is
@@ -65,7 +68,7 @@ export class QueueService {
     let place = await this.placeOf(facts, studentId, true);
     if (place.state === 'FULL') throw new AppError('FULL', 'no seat is left');
     if (place.state === 'NOT_OPEN') throw notOpen();
-    if (place.created) place = await this.afterJoin(facts, studentId, place);
+    if (place.created) place = await this.afterJoin(facts, studentId, place, planned);
     return { created: place.created, status: this.view(lectureId, place, facts) };
   }
 
@@ -75,7 +78,12 @@ export class QueueService {
    * join answered UNAVAILABLE changed nothing): a store failing here is logged, the cron and
    * its sweep make up for it, and the answer is the place as last read.
    */
-  private async afterJoin(facts: LectureFacts, studentId: string, joined: Place): Promise<Place> {
+  private async afterJoin(
+    facts: LectureFacts,
+    studentId: string,
+    joined: Place,
+    planned: boolean,
+  ): Promise<Place> {
     const lectureId = facts.id;
     const warn = (what: string) => (err: Error) =>
       this.logger.warn(`lecture ${lectureId}: ${what} after a join failed (${err.message})`);
@@ -85,8 +93,11 @@ export class QueueService {
     await this.channel.studentsChanged(lectureId, [studentId]);
     // A term stream of the student's, here or on another instance, follows this lecture now.
     // Not awaited: the join's answer does not wait for it, and a later read of the student's
-    // lines goes out on the same connection after it.
-    void this.line.noteJoined(studentId, facts.term, lectureId).catch(warn('noting the join'));
+    // lines goes out on the same connection after it. A planned lecture is followed as planned
+    // (and noted if the plan drops it: PlansService.put).
+    if (!planned) {
+      void this.line.noteJoined(studentId, facts.term, [lectureId]).catch(warn('noting the join'));
+    }
     await this.channel.termChanged(facts.term, studentId, [lectureId]);
     // The join that made the queue non-empty lists the lecture for the cron: a lecture is only
     // unlisted once idle (unwatchIfIdle re-checks), so while anyone waits it stays listed, and

@@ -76,6 +76,18 @@ describe('One live stream per student and term (API.md v3, registration morning)
     await s.next(of(planned.id, 'NOT_QUEUED'));
   });
 
+  it('follows a lecture joined with Join all after the plan dropped it, on a stream opened later', async () => {
+    const [kept, dropped] = [await lecture(), await lecture()];
+    await putPlan(a.url, 't-dropped', [kept.id, dropped.id]);
+    const all = await request(b.url).post(`/me/terms/${TERM}/plan/queue`).set(studentHeaders('t-dropped')); // prettier-ignore
+    expect(all.body.items.map((i: Status) => i.status)).toEqual(['WAITING', 'WAITING']);
+    expect((await putPlan(b.url, 't-dropped', [kept.id])).status).toBe(200);
+    // Still in the dropped lecture's line: a stream opened now (on either instance) shows it.
+    const s = await open(a.url, 't-dropped');
+    await s.next(of(kept.id, 'WAITING'));
+    await s.next(of(dropped.id, 'WAITING'));
+  });
+
   it('opened after one lecture of the plan is held, it shows them all and stays open for the rest', async () => {
     const [held, wanted] = [await lecture(), await lecture()];
     await putPlan(a.url, 't-reload', [held.id, wanted.id]);
