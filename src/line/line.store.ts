@@ -69,7 +69,11 @@ export class LineStore {
       k.prequeue, k.drawn, k.draw,
       studentId, join ? '1' : '0', member, askRoom ? '1' : '0',
     ); // prettier-ignore
-    if (isScriptError(reply)) return null; // ScriptError.Missing
+    if (isScriptError(reply)) {
+      // The lecture's data went (the facts with it): what was seen of its draw is forgotten.
+      this.drawSeen.delete(lectureId);
+      return null; // ScriptError.Missing
+    }
     const [state, detail, waiting, seatsLeft, created, room, seq, drew, opened] = reply;
     if (opened === 1) this.drawSeen.set(lectureId, this.epoch);
     return {
@@ -88,7 +92,8 @@ export class LineStore {
   /**
    * Whether a call of this epoch saw the lecture's draw marker: it has opened and its pre-queue
    * is drawn, so no pre-queue member is needed for it. The marker is never removed; only Redis
-   * losing its data could, and that starts a new epoch.
+   * losing its data could, and that starts a new epoch (or, lost while connected, shows as the
+   * facts missing: forgotten then too).
    */
   drawnSeen(lectureId: number): boolean {
     return this.drawSeen.get(lectureId) === this.epoch;
