@@ -1,10 +1,27 @@
 /**
+ * Every request names a dozen keys of its lecture: built once per lecture and process (they
+ * were a dozen new strings per join, for the garbage collector).
+ */
+const knownKeys = new Map<number, LectureKeys>();
+const KNOWN_KEYS_MAX = 20_000;
+
+/**
  * Every Redis key the service uses, and which store writes it: each piece of state has one
  * owner, so every write of it is found in one file (KEY_OWNERS below; test/unit/key-owners
  * holds it true). All keys of one lecture share the hash tag `{lecture:<id>}`, so each Lua
  * script touches one cluster slot.
  */
-export function lectureKeys(lectureId: number) {
+export function lectureKeys(lectureId: number): LectureKeys {
+  let keys = knownKeys.get(lectureId);
+  if (!keys) {
+    // Ids come from lectures the caller found: bounded, but never kept without limit.
+    if (knownKeys.size >= KNOWN_KEYS_MAX) knownKeys.clear();
+    knownKeys.set(lectureId, (keys = Object.freeze(keysOf(lectureId))));
+  }
+  return keys;
+}
+
+function keysOf(lectureId: number) {
   const tag = `{lecture:${lectureId}}`;
   return {
     // --- lectures/lecture-facts.store.ts: what PostgreSQL says about the lecture
@@ -52,7 +69,7 @@ export function lectureKeys(lectureId: number) {
   };
 }
 
-export type LectureKeys = ReturnType<typeof lectureKeys>;
+export type LectureKeys = Readonly<ReturnType<typeof keysOf>>;
 
 /**
  * Set of lecture ids with a queue, tickets or holds to watch; the admission cron walks it.
