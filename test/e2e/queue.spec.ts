@@ -40,6 +40,30 @@ describe('Queue routes (API.md, Queue)', () => {
     expect(again.body).toMatchObject({ status: 'WAITING', position: 1, waiting: 2 });
   });
 
+  it('estimatedWaitSeconds divides the position by the admission rate seen lately, not the nominal one', async () => {
+    const { id } = await createLecture(url, {
+      capacity: 50,
+      admission: { batchSize: 2, maxActiveTickets: 50 },
+    });
+    for (let i = 0; i < 10; i++) await join(url, id, `rate${i}`);
+    // The first status of the lecture read its rate before any admission: none seen yet.
+    const nominal = Math.ceil(10 / (2 / 60));
+    expect((await queueStatus(url, id, 'rate9')).body.estimatedWaitSeconds).toBe(nominal);
+    await admit(id);
+    await sleep(300);
+    await admit(id); // 2 admitted ~0.3 s after the first 2: a rate of a few per second
+    // The instance reads a lecture's rate at most once a second, so it shows within two.
+    let estimate = nominal;
+    await eventually(async () => {
+      const b = (await queueStatus(url, id, 'rate9')).body;
+      expect(b).toMatchObject({ status: 'WAITING', position: 6 });
+      estimate = b.estimatedWaitSeconds;
+      return estimate < Math.ceil(6 / (2 / 60));
+    }, 3000);
+    // At 2 per interval of 60 s the 6th would wait 180 s; at the rate seen, seconds.
+    expect(estimate).toBeLessThan(30);
+  });
+
   it('a student can join, watch their position fall, and become ADMITTED with a ticket', async () => {
     const { id } = await createLecture(url, {
       capacity: 10,
