@@ -65,7 +65,9 @@ describe('scripts/services.sh with a Docker engine', () => {
         stderr: expect.stringContaining('with Docker Compose'),
       });
       // .env still fills in what the environment left unset.
-      expect(readFileSync(log, 'utf8')).toMatch(/^up -d redis JWT_SECRET=from-dot-env-0123456789$/m);
+      expect(readFileSync(log, 'utf8')).toMatch(
+        /^up -d redis JWT_SECRET=from-dot-env-0123456789$/m,
+      );
     } finally {
       const pid = join(dir, 'redis.pid');
       if (existsSync(pid)) process.kill(Number(readFileSync(pid, 'utf8')), 'SIGTERM');
