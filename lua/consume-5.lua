@@ -13,7 +13,8 @@
   ARGV[2] how long (ms) the enroll may take before its hold is dropped (a crashed instance)
 
   Output: { the ticket's remaining lifetime in ms (> 0), its queue sequence number (0: not
-          known) }, or -1 when there was no ticket
+          known), the hold's deadline (ms since the epoch, by this server's clock) }, or -1
+          when there was no ticket
 ]]
 local rcall = redis.call
 local pttl = rcall('PTTL', KEYS[1])
@@ -22,6 +23,7 @@ rcall('DEL', KEYS[1])
 rcall('ZREM', KEYS[2], ARGV[1])
 local time = rcall('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-rcall('ZADD', KEYS[3], now + tonumber(ARGV[2]), ARGV[1])
+local deadline = now + tonumber(ARGV[2])
+rcall('ZADD', KEYS[3], deadline, ARGV[1])
 rcall('HINCRBY', KEYS[4], 'consumed', 1)
-return { pttl, tonumber(rcall('HGET', KEYS[5], ARGV[1]) or '0') }
+return { pttl, tonumber(rcall('HGET', KEYS[5], ARGV[1]) or '0'), deadline }

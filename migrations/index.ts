@@ -4,6 +4,7 @@ import { FairOpening1764633600000 } from './1764633600000-FairOpening';
 import { UndrawnIndex1764720000000 } from './1764720000000-UndrawnIndex';
 import { Terms1764806400000 } from './1764806400000-Terms';
 import { Plans1764892800000 } from './1764892800000-Plans';
+import { SeatReleases1764979200000 } from './1764979200000-SeatReleases';
 
 /** Every migration, in order. Listed explicitly so the app, the CLI and jest load the same set. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   UndrawnIndex1764720000000,
   Terms1764806400000,
   Plans1764892800000,
+  SeatReleases1764979200000,
 ];

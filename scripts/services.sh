@@ -10,7 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ -f .env ]; then set -a; . ./.env; set +a; fi
+# .env as the service itself reads it: real environment variables win (scripts/env-exports.js).
+if [ -f .env ]; then eval "$(node scripts/env-exports.js .env)"; fi
 DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/enroll}
 REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379/0}
 DATA_DIR=$(realpath -m "${SERVICES_DATA_DIR:-.data}")

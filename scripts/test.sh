@@ -5,6 +5,7 @@
 # Redis Cluster (3 masters, 3 replicas) this script starts and stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/node.sh # a supported Node.js first on the PATH (fetched where the machine's is older)
 [ -d node_modules ] || npm ci
 bash scripts/services.sh
 CHROMIUM_PATH=$(bash scripts/browser.sh) # the browser tests drive the pages in Chromium

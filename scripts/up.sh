@@ -2,6 +2,7 @@
 # Quick start, command 1: install, make PostgreSQL and Redis reachable, build, run the service.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/node.sh # a supported Node.js first on the PATH (fetched where the machine's is older)
 [ -d node_modules ] || npm ci
 if [ ! -f .env ]; then
   # A development secret, made once per clone; production sets JWT_SECRET itself.

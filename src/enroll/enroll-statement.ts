@@ -4,8 +4,12 @@ import { creditLimitSql } from '../terms/credit-limit';
 
 export interface EnrollRequest {
   studentId: string;
-  /** ms since the epoch: past this the transaction must not be sent for this student */
-  sendBy: number;
+  /**
+   * The hold's deadline (ms since the epoch): a seat statement that starts after it, by
+   * PostgreSQL's clock, refuses the student (TOO_LATE), since recovery may have settled the hold
+   * meanwhile (src/holds/hold-recovery.ts).
+   */
+  deadline: number;
   /** the queue sequence number of the ticket consumed, recorded with the row (null: unknown) */
   queueSeq: number | null;
 }
@@ -62,14 +66,17 @@ export function lockStudentsSql(lectureId: number, studentIds: string[]): string
  */
 export function enrollStatementSql(
   lectureId: number,
-  requests: { studentId: string; queueSeq: number | null }[],
+  requests: EnrollRequest[],
   maxCredits: number,
 ): string {
   const id = Number(lectureId);
   const values = requests
-    .map((r, i) => `(${escapeLiteral(r.studentId)}, ${i}, ${sqlInt(r.queueSeq)})`)
+    .map(
+      (r, i) =>
+        `(${escapeLiteral(r.studentId)}, ${i}, ${sqlInt(r.queueSeq)}, ${sqlInt(r.deadline)})`,
+    )
     .join(', ');
-  return `WITH req (student_id, ord, queue_seq) AS (VALUES ${values}),
+  return `WITH req (student_id, ord, queue_seq, deadline) AS (VALUES ${values}),
      lec AS (SELECT *, opens_at <= now() AS opened,
                     (closes_at IS NOT NULL AND closes_at <= now()) AS closed
                FROM lecture WHERE id = ${id}),
@@ -77,6 +84,9 @@ export function enrollStatementSql(
               WHERE e.lecture_id = ${id} AND e.student_id IN (SELECT student_id FROM req)),
      judged AS (
        SELECT r.student_id, r.ord, r.queue_seq, st.id AS student_term_id, c.*,
+              -- under the student's lock, by PostgreSQL's clock: a hold recovery that settled
+              -- this student took the same lock after this deadline (src/holds/)
+              clock_timestamp() < to_timestamp(r.deadline / 1000.0) AS on_time,
               CASE WHEN c.same_course IS NOT NULL THEN 'SAME_COURSE'
                    WHEN c.clashes IS NOT NULL THEN 'TIME_CONFLICT'
                    WHEN c.held_credits + l.credits > c.max_credits THEN 'CREDIT_LIMIT' END AS refusal
@@ -96,9 +106,11 @@ export function enrollStatementSql(
         WHERE r.student_id NOT IN (SELECT student_id FROM had)),
      ranked AS (
        -- passing students up to and including this one, in batch order
-       SELECT j.*, count(*) FILTER (WHERE j.refusal IS NULL) OVER (ORDER BY j.ord) AS n FROM judged j),
+       SELECT j.*, count(*) FILTER (WHERE j.refusal IS NULL AND j.on_time) OVER (ORDER BY j.ord) AS n
+         FROM judged j),
      winners AS (SELECT r.student_id, r.queue_seq, r.student_term_id FROM ranked r, lec l
-                  WHERE l.opened AND NOT l.closed AND r.refusal IS NULL AND r.n <= l.seats_left),
+                  WHERE l.opened AND NOT l.closed AND r.refusal IS NULL AND r.on_time
+                    AND r.n <= l.seats_left),
      taken AS (
        UPDATE lecture SET seats_left = seats_left - (SELECT count(*) FROM winners), version = version + 1
         WHERE id = ${id} AND EXISTS (SELECT 1 FROM winners)
@@ -112,7 +124,7 @@ export function enrollStatementSql(
        SELECT ${id}, w.student_id, l.term, w.student_term_id, m
          FROM winners w, lec l, unnest(l.meeting_slots) m)
      SELECT r.student_id, i.enrolled_at AS won_at, h.enrolled_at AS had_at, l.opened, l.closed,
-            rk.refusal, rk.n < l.seats_left AS seat_free, rk.same_course, rk.clashes, rk.held_credits,
+            rk.on_time, rk.refusal, rk.n < l.seats_left AS seat_free, rk.same_course, rk.clashes, rk.held_credits,
             rk.max_credits, l.credits AS lecture_credits,
             l.id, coalesce(t.version, l.version) AS version, l.capacity,
             coalesce(t.seats_left, l.seats_left) AS "seatsLeft", l.opens_at AS "opensAt",
@@ -131,6 +143,7 @@ export function outcomeOf(r: Record<string, unknown>): EnrollOutcome {
   const lecture = factsOf(r as unknown as Parameters<typeof factsOf>[0]);
   if (r.won_at) return { kind: 'ENROLLED', enrolledAt: r.won_at as Date, lecture };
   if (r.had_at) return { kind: 'ALREADY_ENROLLED', enrolledAt: r.had_at as Date, lecture };
+  if (r.on_time === false) return { kind: 'TOO_LATE' };
   if (r.closed) return { kind: 'CLOSED', lecture };
   if (!r.opened) return { kind: 'NOT_OPEN', lecture };
   if (r.refusal && r.seat_free) {

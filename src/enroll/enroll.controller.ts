@@ -11,7 +11,7 @@ import {
 } from '@nestjs/common';
 import { IsInt, Max, Min } from 'class-validator';
 import { IsOmittable } from '../common/validators';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../docs/api-errors.decorator';
 import type { FastifyReply } from 'fastify';
 import { AuthUser, CurrentUser } from '../auth/current-user.decorator';
@@ -60,6 +60,8 @@ export class EnrollController {
       'student of its queue. NOT_ENROLLED: no seat in swapFrom; VALIDATION_FAILED: swapFrom is this ' +
       'lecture or in another term.',
   })
+  // A plain enroll sends no body: the description must not make clients send one (API.md v4).
+  @ApiBody({ type: EnrollBodyDto, required: false })
   @ApiResponse({ status: 201, type: EnrollView, description: 'status ENROLLED: the seat is yours' })
   @ApiResponse({
     status: 200,

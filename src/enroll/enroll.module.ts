@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
+import { HoldsModule } from '../holds/holds.module';
 import { LecturesModule } from '../lectures/lectures.module';
-import { LineModule } from '../line/line.module';
 import { NewsModule } from '../news/news.module';
 import { QueueModule } from '../queue/queue.module';
 import { EnrollController } from './enroll.controller';
@@ -8,7 +8,7 @@ import { EnrollService } from './enroll.service';
 import { SeatTransactions } from './seat.transactions';
 
 @Module({
-  imports: [LecturesModule, LineModule, NewsModule, QueueModule],
+  imports: [HoldsModule, LecturesModule, NewsModule, QueueModule],
   controllers: [EnrollController],
   providers: [EnrollService, SeatTransactions],
 })

@@ -1,17 +1,14 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { Injectable } from '@nestjs/common';
 import { AppError, lectureNotFound } from '../common/error-codes';
 import { infraStore, isInfraError } from '../common/infra-errors';
-import { LectureFacts } from '../lectures/lecture-facts';
+import { Hold, Holds } from '../holds/holds.service';
+import { OutcomeUnknown } from '../holds/outcome-unknown';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
-import { SeatChange } from '../lectures/lecture-facts.store';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
-import { LineStore } from '../line/line.store';
 import { EnrollBatcher } from './enroll-batcher';
-import { SeatRecorder } from './seat-recorder';
 import { EnrollOutcome, RefusalDetail, RuleRefusal } from './enroll-statement';
-import { MAX_TRANSACTION_MS, SeatTransactions } from './seat.transactions';
+import { SeatTransactions } from './seat.transactions';
 
 export class MyEnrollment {
   lectureId: number;
@@ -36,22 +33,16 @@ type Answer = { created: boolean; view: EnrollView };
 
 @Injectable()
 export class EnrollService {
-  private readonly logger = new Logger(EnrollService.name);
   // One seat transaction at a time per lecture, carrying every enroll that waited for it:
   // pgbench on one row ran ~2.15k/s at 4 clients and 1.2k/s at 64, one enroll per transaction.
   private readonly batcher = new EnrollBatcher((id, batch) => this.seats.enrollBatch(id, batch));
-  // ... and one record in Redis per such transaction, carrying all of its students.
-  private readonly recorder = new SeatRecorder((lecture, change, students) =>
-    this.record(lecture, change, students),
-  );
 
   constructor(
-    private readonly line: LineStore,
+    private readonly holds: Holds,
     private readonly seats: SeatTransactions,
     private readonly facts: LectureFactsService,
     private readonly channel: AdmissionChannel,
     private readonly metrics: MetricsService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -59,12 +50,14 @@ export class EnrollService {
    * A failure that is not the student's gives the ticket back and answers UNAVAILABLE.
    */
   async enroll(lectureId: number, studentId: string, swapFrom?: number): Promise<Answer> {
-    await this.facts.get(lectureId); // LECTURE_NOT_FOUND before touching any ticket
+    const lecture = await this.facts.get(lectureId); // LECTURE_NOT_FOUND before any ticket
     if (swapFrom !== undefined) {
       if (swapFrom === lectureId) {
         throw new AppError('VALIDATION_FAILED', 'swapFrom must be another lecture than the one enrolled in'); // prettier-ignore
       }
-      await this.facts.get(swapFrom);
+      const from = await this.facts.get(swapFrom);
+      // Before the ticket is touched (API.md v4); the transaction checks it again.
+      if (from.term !== lecture.term) throw otherTerm(swapFrom);
     }
     try {
       const result = await this.consumeAndEnroll(lectureId, studentId, swapFrom);
@@ -84,90 +77,74 @@ export class EnrollService {
     studentId: string,
     swapFrom: number | undefined,
   ): Promise<Answer> {
-    const holdMs = this.config.enrollHoldMs;
-    const consumedAt = Date.now();
-    const ticket = await this.line.consume(lectureId, studentId, holdMs);
-    if (ticket === null) return this.withoutTicket(lectureId, studentId);
-    this.metrics.ticketEvent(lectureId, 'consumed');
-    const { msLeft, queueSeq } = ticket;
-
-    const sendBy = consumedAt + holdMs - MAX_TRANSACTION_MS;
-    const request = { studentId, sendBy, queueSeq };
+    const hold = await this.holds.take(lectureId, studentId);
+    if (hold === null) return this.withoutTicket(lectureId, studentId);
+    const request = { studentId, deadline: hold.deadline, queueSeq: hold.queueSeq };
     const faulted = async (err: unknown): Promise<never> => {
       if (!isInfraError(err)) throw err;
       this.metrics.storeError(infraStore(err));
-      throw await this.unavailable(lectureId, studentId, msLeft, 'the database could not take the enrollment');
-    }; // prettier-ignore
+      throw await this.unavailable(hold, 'the database could not take the enrollment', err);
+    };
     if (swapFrom === undefined) {
       const outcome = await this.batcher.submit(lectureId, request).catch(faulted);
-      return this.answer(lectureId, studentId, msLeft, outcome);
+      return this.answer(hold, outcome);
     }
 
     const swapped = await this.seats.swap(lectureId, swapFrom, request).catch(faulted);
     switch (swapped.kind) {
       case 'SWAPPED': {
         const { taken, freed } = swapped;
-        await this.recorder.record(taken.lecture, 'enrolled', studentId);
+        await this.holds.settle(hold, taken.lecture, true);
         // The seat given up goes to the next student of its queue, as a cancel's does.
-        await this.record(freed, 'cancelled', [studentId]);
-        void this.channel.studentsChanged(swapFrom, [studentId]);
+        await this.holds.seatFreed(freed.lecture, studentId, freed.releaseId);
         const v = view('ENROLLED', lectureId, taken.enrolledAt, taken.lecture.seatsLeft);
         return { created: true, view: { ...v, swappedFrom: swapFrom } };
       }
       case 'NOT_ENROLLED':
-        await this.giveBack(lectureId, studentId, msLeft);
+        await this.holds.giveBack(hold);
         throw new AppError('NOT_ENROLLED', `you hold no seat in lecture ${swapFrom} to swap from`);
       case 'OTHER_TERM':
-        await this.giveBack(lectureId, studentId, msLeft);
-        throw new AppError('VALIDATION_FAILED', `swapFrom: lecture ${swapFrom} is in another term`);
+        await this.holds.giveBack(hold);
+        throw otherTerm(swapFrom);
       case 'KEPT':
-        return this.answer(lectureId, studentId, msLeft, swapped.outcome);
+        return this.answer(hold, swapped.outcome);
     }
   }
 
   /** The answer to one seat transaction's outcome, the ticket's fate settled first. */
-  private async answer(
-    lectureId: number,
-    studentId: string,
-    msLeft: number,
-    outcome: EnrollOutcome,
-  ): Promise<Answer> {
+  private async answer(hold: Hold, outcome: EnrollOutcome): Promise<Answer> {
+    const { lectureId } = hold;
     switch (outcome.kind) {
       case 'ENROLLED':
       case 'ALREADY_ENROLLED': {
-        await this.recorder.record(outcome.lecture, 'enrolled', studentId);
+        await this.holds.settle(hold, outcome.lecture, true);
         const v = view(outcome.kind, lectureId, outcome.enrolledAt, outcome.lecture.seatsLeft);
         return { created: outcome.kind === 'ENROLLED', view: v };
       }
       case 'FULL':
       case 'CLOSED':
-        await this.recorder.record(outcome.lecture, '', studentId);
+        await this.holds.settle(hold, outcome.lecture, false);
         throw new AppError(
           outcome.kind,
           outcome.kind === 'FULL' ? 'no seat is left' : 'enrollment has closed',
         );
       case 'NOT_OPEN':
         // The admin moved the window after this admission: not the student's doing.
-        await this.giveBack(lectureId, studentId, msLeft);
+        await this.holds.giveBack(hold);
         throw new AppError('NOT_OPEN', 'enrollment has not opened yet');
       case 'SAME_COURSE':
       case 'TIME_CONFLICT':
       case 'CREDIT_LIMIT': {
         // The student may drop or swap and come back without queueing again.
-        const kept = await this.giveBack(lectureId, studentId, msLeft);
+        const kept = await this.holds.giveBack(hold);
         const ticket = kept
-          ? `your ticket is kept until ${new Date(Date.now() + msLeft).toISOString()}`
-          : `your ticket is given back within ${this.config.enrollHoldMs / 1000} s`;
+          ? `your ticket is kept until ${new Date(Date.now() + hold.msLeft).toISOString()}`
+          : `your ticket is given back within ${this.holds.holdMs / 1000} s`;
         const extra = outcome.kind === 'CREDIT_LIMIT' ? {} : { conflictsWith: outcome.conflictsWith }; // prettier-ignore
         throw new AppError(outcome.kind, `${refusalText(outcome.kind, outcome)}; ${ticket}`, {}, extra); // prettier-ignore
       }
       case 'TOO_LATE':
-        throw await this.unavailable(
-          lectureId,
-          studentId,
-          msLeft,
-          'the enrollment waited too long',
-        );
+        throw await this.unavailable(hold, 'the enrollment waited too long');
       case 'NOT_FOUND':
         throw lectureNotFound(lectureId);
     }
@@ -201,8 +178,7 @@ export class EnrollService {
     const outcome = await this.seats.cancel(lectureId, studentId);
     if (outcome.kind === 'NOT_ENROLLED')
       throw new AppError('NOT_ENROLLED', 'you hold no seat in this lecture');
-    await this.record(outcome.lecture, 'cancelled', [studentId]);
-    await this.channel.studentsChanged(lectureId, [studentId]);
+    await this.holds.seatFreed(outcome.lecture, studentId, outcome.releaseId);
   }
 
   async enrollmentsOf(studentId: string): Promise<MyEnrollments> {
@@ -210,42 +186,22 @@ export class EnrollService {
     return { items: rows.map((r) => ({ ...r, enrolledAt: r.enrolledAt.toISOString() })) };
   }
 
-  /** The 503 for a transaction that did not run: says whether the ticket could be kept. */
-  private async unavailable(lectureId: number, studentId: string, msLeft: number, why: string) {
-    const kept = await this.giveBack(lectureId, studentId, msLeft);
-    return new AppError(
-      'UNAVAILABLE',
-      kept
-        ? `${why}; your ticket was kept, try again`
-        : `${why}; your admission is given back within ${this.config.enrollHoldMs / 1000} s`,
-    );
-  }
-
-  private async giveBack(lectureId: number, studentId: string, msLeft: number): Promise<boolean> {
-    const kept = await this.line.giveBack(lectureId, studentId, msLeft).catch(() => false);
-    if (kept) this.metrics.ticketEvent(lectureId, 'given_back');
-    return kept;
-  }
-
   /**
-   * After commit, tell Redis: the lecture as committed (seats first, so the released hold never
-   * counts as room before the seat does), then the end of the hold. The row is committed
-   * whatever happens here, so a Redis failure is logged, not answered: the hold lapses and
-   * HoldRecovery records it from PostgreSQL.
+   * The 503 for a transaction that did not commit: the ticket given back when it can be. One
+   * whose commit's fate is unknown keeps its hold until recovery reads PostgreSQL.
    */
-  private async record(lecture: LectureFacts, change: SeatChange, students: string[]) {
-    try {
-      await this.facts.recordSeats(lecture, change, change === '' ? [] : students);
-      await this.line.release(lecture.id, students);
-      // The holds are released (or a seat came back): the next students may fit now.
-      await this.channel.slotFreed(lecture.id);
-    } catch (err) {
-      this.logger.warn(
-        `lecture ${lecture.id}: committed, but Redis was not updated: ${(err as Error).message}`,
-      );
+  private async unavailable(hold: Hold, why: string, err?: unknown): Promise<AppError> {
+    const later = `your admission is settled within ${this.holds.holdMs / 1000} s`;
+    if (err instanceof OutcomeUnknown) {
+      return new AppError('UNAVAILABLE', `${why}; whether it committed is not known yet: ${later}`); // prettier-ignore
     }
+    const kept = await this.holds.giveBack(hold);
+    return new AppError('UNAVAILABLE', kept ? `${why}; your ticket was kept, try again` : `${why}; ${later}`); // prettier-ignore
   }
 }
+
+const otherTerm = (swapFrom: number) =>
+  new AppError('VALIDATION_FAILED', `swapFrom: lecture ${swapFrom} is in another term`);
 
 function refusalText(kind: RuleRefusal, d: RefusalDetail): string {
   const ids = d.conflictsWith.join(', ');

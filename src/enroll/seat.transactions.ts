@@ -3,6 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { escapeLiteral, Pool, PoolClient, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { BEGIN_BOUNDED, BEGIN_STATEMENTS } from '../holds/hold-timing';
+import { OutcomeUnknown } from '../holds/outcome-unknown';
 import { LectureFacts, factsOf } from '../lectures/lecture-facts';
 import {
   EnrollOutcome,
@@ -13,30 +15,19 @@ import {
   outcomeOf,
 } from './enroll-statement';
 
-/** Lock and statement time-outs: a stuck lock answers 503 quickly instead of hanging requests. */
-export const LOCK_TIMEOUT_MS = 2000;
-export const STATEMENT_TIMEOUT_MS = 5000;
-/**
- * The longest a seat transaction can still run once sent: its lock wait and its statement are
- * both cut off by the time-outs above. An enroll not sent by its hold's deadline minus this is
- * not sent at all, so past the deadline PostgreSQL's answer is final (see HoldRecovery).
- */
-export const MAX_TRANSACTION_MS = LOCK_TIMEOUT_MS + STATEMENT_TIMEOUT_MS + 1000;
-
-/** Every seat transaction opens so: its lock waits and statements bounded by the time-outs. */
-const BEGIN_BOUNDED = [
-  'BEGIN',
-  `SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`,
-  `SET LOCAL statement_timeout = ${STATEMENT_TIMEOUT_MS}`,
-];
-
 export type { EnrollOutcome, EnrollRequest } from './enroll-statement';
 
-export type CancelOutcome = { kind: 'CANCELLED'; lecture: LectureFacts } | { kind: 'NOT_ENROLLED' };
+/** A seat given back: the lecture as the transaction left it, and its seat_release row's id. */
+export interface FreedSeat {
+  lecture: LectureFacts;
+  releaseId: string;
+}
+
+export type CancelOutcome = ({ kind: 'CANCELLED' } & FreedSeat) | { kind: 'NOT_ENROLLED' };
 
 /** A swap's result: the seat taken and the lecture given up, or why nothing changed. */
 export type SwapOutcome =
-  | { kind: 'SWAPPED'; taken: { enrolledAt: Date; lecture: LectureFacts }; freed: LectureFacts }
+  | { kind: 'SWAPPED'; taken: { enrolledAt: Date; lecture: LectureFacts }; freed: FreedSeat }
   | { kind: 'NOT_ENROLLED' | 'OTHER_TERM' }
   | { kind: 'KEPT'; outcome: EnrollOutcome };
 
@@ -64,79 +55,64 @@ export class SeatTransactions {
 
   /**
    * Enrolls a batch of students (each at most once) in one transaction: locks the lecture row,
-   * then the students' term rows, keeps those without a row whom the term's rules let in, gives
-   * seats to them in batch order while seats last and the window is open, decrements by that
-   * many and inserts their rows. One commit, one round trip for the whole batch; a student a
-   * rule refuses does not fail the rest. Returns each request's outcome, in the order given.
+   * then the students' term rows, keeps those without a row whom the term's rules let in and
+   * whose hold has not passed its deadline, gives seats to them in batch order while seats last
+   * and the window is open, decrements by that many and inserts their rows. One commit, one
+   * round trip for the whole batch; a student a rule refuses does not fail the rest. Returns
+   * each request's outcome, in the order given. Throws OutcomeUnknown when the connection failed
+   * after the transaction (COMMIT included) was sent.
    */
   async enrollBatch(lectureId: number, requests: EnrollRequest[]): Promise<EnrollOutcome[]> {
     const id = Number(lectureId);
-    const client = await this.connect();
-    // Checked once the connection is ours: from here the transaction is bounded by its time-outs.
-    const now = Date.now();
-    const seqOf = new Map(requests.map((r) => [r.studentId, r.queueSeq]));
-    const inTime = [...new Set(requests.filter((r) => r.sendBy > now).map((r) => r.studentId))];
-    let rows: Record<string, unknown>[] = [];
-    if (inTime.length > 0) {
-      const results = await this.transaction(
-        client,
-        `SELECT 1 FROM lecture WHERE id = ${id} FOR NO KEY UPDATE`,
-        ...lockStudentsSql(id, inTime),
-        // After the locks: this statement's snapshot sees every seat and row committed before.
-        enrollStatementSql(
-          id,
-          inTime.map((s) => ({ studentId: s, queueSeq: seqOf.get(s) ?? null })),
-          this.config.maxCredits,
-        ),
-      );
-      rows = results[6].rows;
-    } else {
-      client.release();
-    }
+    const once = [...new Map(requests.map((r) => [r.studentId, r])).values()];
+    const results = await this.transaction(
+      await this.connect(),
+      `SELECT 1 FROM lecture WHERE id = ${id} FOR NO KEY UPDATE`,
+      ...lockStudentsSql(
+        id,
+        once.map((r) => r.studentId),
+      ),
+      // After the locks: this statement's snapshot sees every seat and row committed before.
+      enrollStatementSql(id, once, this.config.maxCredits),
+    );
+    const rows = results[BEGIN_STATEMENTS + 3].rows;
     const outcomes = new Map(rows.map((r) => [r.student_id as string, outcomeOf(r)]));
-    return requests.map((r) => {
-      if (!inTime.includes(r.studentId)) return { kind: 'TOO_LATE' };
-      return outcomes.get(r.studentId) ?? { kind: 'NOT_FOUND' };
-    });
+    return requests.map((r) => outcomes.get(r.studentId) ?? { kind: 'NOT_FOUND' });
   }
 
   /**
    * Gives up the seat in `fromId` and takes one in `lectureId`, in one transaction, both or
    * neither: both lecture rows locked in id order, then the student's term row; the seat given
    * up first, so the rules see the timetable without it; committed only if the new seat was
-   * taken, else rolled back. Two round trips (the decision needs the first one's answer).
+   * taken, else rolled back. Two round trips (the decision needs the first one's answer); the
+   * seat given up is written to seat_release with it (the sweep records it in Redis if this
+   * instance cannot: src/holds/seat-releases.ts).
    */
   async swap(lectureId: number, fromId: number, request: EnrollRequest): Promise<SwapOutcome> {
     const [id, from] = [Number(lectureId), Number(fromId)];
     const sid = escapeLiteral(request.studentId);
     const client = await this.connect();
-    if (request.sendBy <= Date.now()) {
-      client.release();
-      return { kind: 'KEPT', outcome: { kind: 'TOO_LATE' } };
-    }
     const sql = [
       ...BEGIN_BOUNDED,
       `SELECT id, term FROM lecture WHERE id IN (${id}, ${from}) ORDER BY id FOR NO KEY UPDATE`,
       ...lockStudentsSql(id, [request.studentId]),
-      `WITH gone AS (
-         DELETE FROM enrollment WHERE lecture_id = ${from} AND student_id = ${sid}
-            AND term = (SELECT term FROM lecture WHERE id = ${id}) RETURNING 1)
-       UPDATE lecture SET seats_left = seats_left + 1, version = version + 1
-        WHERE id = ${from} AND EXISTS (SELECT 1 FROM gone)
-       RETURNING ${LECTURE_COLUMNS}`,
+      freeSeatSql(from, sid, `AND term = (SELECT term FROM lecture WHERE id = ${id})`),
       enrollStatementSql(id, [request], this.config.maxCredits),
     ].join(';\n');
+    const at = BEGIN_STATEMENTS;
+    let committing = false;
     try {
       const results = (await client.query(sql)) as unknown as QueryResult[];
-      const terms = new Set(results[3].rows.map((r: { term: string }) => r.term));
-      const freed = results[6].rows[0];
-      const row = results[7].rows[0];
+      const terms = new Set(results[at].rows.map((r: { term: string }) => r.term));
+      const freed = results[at + 3].rows[0];
+      const row = results[at + 4].rows[0];
       const outcome: EnrollOutcome = row ? outcomeOf(row) : { kind: 'NOT_FOUND' };
       if (freed && outcome.kind === 'ENROLLED') {
+        committing = true;
         await client.query('COMMIT');
         client.release();
         const taken = { enrolledAt: outcome.enrolledAt, lecture: outcome.lecture };
-        return { kind: 'SWAPPED', taken, freed: factsOf(freed) };
+        return { kind: 'SWAPPED', taken, freed: freedOf(freed) };
       }
       await client.query('ROLLBACK');
       client.release();
@@ -151,24 +127,23 @@ export class SeatTransactions {
         () => client.release(),
         (rollbackErr: Error) => client.release(rollbackErr),
       );
-      throw err;
+      throw committing ? OutcomeUnknown.unless(err) : err;
     }
   }
 
-  /** Locks the lecture row, deletes the student's row and gives the seat back. */
+  /**
+   * Locks the lecture row, deletes the student's row and gives the seat back, writing the
+   * release to seat_release in the same transaction.
+   */
   async cancel(lectureId: number, studentId: string): Promise<CancelOutcome> {
     const id = Number(lectureId);
-    const sid = escapeLiteral(studentId);
     const results = await this.transaction(
       await this.connect(),
       `SELECT 1 FROM lecture WHERE id = ${id} FOR NO KEY UPDATE`,
-      `WITH gone AS (DELETE FROM enrollment WHERE lecture_id = ${id} AND student_id = ${sid} RETURNING 1)
-       UPDATE lecture SET seats_left = seats_left + 1, version = version + 1
-        WHERE id = ${id} AND EXISTS (SELECT 1 FROM gone)
-       RETURNING ${LECTURE_COLUMNS}`,
+      freeSeatSql(id, escapeLiteral(studentId)),
     );
-    const row = results[4].rows[0];
-    return row ? { kind: 'CANCELLED', lecture: factsOf(row) } : { kind: 'NOT_ENROLLED' };
+    const row = results[BEGIN_STATEMENTS + 1].rows[0];
+    return row ? { kind: 'CANCELLED', ...freedOf(row) } : { kind: 'NOT_ENROLLED' };
   }
 
   async enrollmentsOf(
@@ -203,7 +178,11 @@ export class SeatTransactions {
     return client;
   }
 
-  /** BEGIN; time-outs; the statements; COMMIT — one round trip. Results: one per statement. */
+  /**
+   * BEGIN; time-outs; the statements; COMMIT — one round trip. Results: one per statement. An
+   * error PostgreSQL answered means nothing committed; a connection lost before any answer
+   * leaves the COMMIT's fate unknown (OutcomeUnknown).
+   */
   private async transaction(client: PoolClient, ...statements: string[]): Promise<QueryResult[]> {
     const sql = [...BEGIN_BOUNDED, ...statements, 'COMMIT'].join(';\n');
     try {
@@ -216,9 +195,35 @@ export class SeatTransactions {
         () => client.release(),
         (rollbackErr: Error) => client.release(rollbackErr),
       );
-      throw err;
+      throw OutcomeUnknown.unless(err);
     }
   }
+}
+
+/**
+ * Deletes the student's row in the lecture and gives its seat back, recording the release;
+ * returns the lecture as left and the release's id (no row: nothing). `and`: a further
+ * condition on the row.
+ */
+function freeSeatSql(lectureId: number, sid: string, and = ''): string {
+  return `WITH gone AS (
+       DELETE FROM enrollment WHERE lecture_id = ${lectureId} AND student_id = ${sid} ${and}
+       RETURNING 1),
+     freed AS (
+       UPDATE lecture SET seats_left = seats_left + 1, version = version + 1
+        WHERE id = ${lectureId} AND EXISTS (SELECT 1 FROM gone)
+       RETURNING ${LECTURE_COLUMNS}),
+     released AS (
+       INSERT INTO seat_release (lecture_id, student_id, version)
+       SELECT id, ${sid}, version FROM freed RETURNING id)
+     SELECT freed.*, released.id AS release_id FROM freed, released`;
+}
+
+function freedOf(row: Record<string, unknown>): FreedSeat {
+  return {
+    lecture: factsOf(row as Parameters<typeof factsOf>[0]),
+    releaseId: String(row.release_id),
+  };
 }
 
 /** The query that was running fails with the same error; see SeatTransactions.connect. */

@@ -309,10 +309,6 @@ export class LineStore {
   }
 
   /**
-   * Deletes the ticket (only one caller can win) and holds the seat until `holdMs` from now.
-   * Returns the ticket's remaining lifetime and its queue sequence number (null: not known).
-   */
-  /**
    * The draw alone, if due (admit-14 in 'draw' mode: also the closed window's clean-up, never a
    * grant). null: the lecture's facts are not in Redis (rebuild them first).
    */
@@ -320,17 +316,22 @@ export class LineStore {
     return this.admit(lectureId, 'draw', 1); // the interval only matters to 'tick'
   }
 
+  /**
+   * Deletes the ticket (only one caller can win) and holds the seat until `holdMs` from now.
+   * Returns the ticket's remaining lifetime, its queue sequence number (null: not known) and
+   * the hold's deadline (ms, by Redis's clock).
+   */
   async consume(
     lectureId: number,
     studentId: string,
     holdMs: number,
-  ): Promise<{ msLeft: number; queueSeq: number | null } | null> {
+  ): Promise<{ msLeft: number; queueSeq: number | null; deadline: number } | null> {
     const k = lectureKeys(lectureId);
     const reply = await this.redis.consume(
       k.ticket(studentId), k.tickets, k.inflight, k.stats, k.grants, studentId, holdMs,
     ); // prettier-ignore
     if (reply === ScriptError.Missing) return null;
-    return { msLeft: reply[0], queueSeq: reply[1] > 0 ? reply[1] : null };
+    return { msLeft: reply[0], queueSeq: reply[1] > 0 ? reply[1] : null, deadline: reply[2] };
   }
 
   /** Puts a consumed ticket back with the lifetime it had left; false if the hold was gone. */
@@ -348,9 +349,15 @@ export class LineStore {
       await this.redis.zrem(lectureKeys(lectureId).inflight, ...studentIds);
   }
 
-  /** Students whose hold passed its deadline without being recorded. */
-  async lapsed(lectureId: number): Promise<string[]> {
-    return this.redis.lapsed(lectureKeys(lectureId).inflight); // by Redis's clock, not ours
+  /** Students whose hold passed its deadline without being recorded, with the deadlines. */
+  async lapsed(lectureId: number): Promise<{ studentId: string; deadline: number }[]> {
+    // By Redis's clock, not ours.
+    const flat = await this.redis.lapsed(lectureKeys(lectureId).inflight);
+    const holds: { studentId: string; deadline: number }[] = [];
+    for (let i = 0; i < flat.length; i += 2) {
+      holds.push({ studentId: flat[i], deadline: Number(flat[i + 1]) });
+    }
+    return holds;
   }
 
   /** A lapsed hold becomes a ticket again (no row was committed for it). */

@@ -9,6 +9,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AdmissionLogStore } from '../fairness/admission-log.store';
 import { DrawScheduler } from '../fairness/draw.scheduler';
+import { Holds } from '../holds/holds.service';
 import { LectureEvents } from '../lectures/lecture-events';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { LectureSnapshots } from '../lectures/lecture.snapshots';
@@ -16,7 +17,6 @@ import { OrderFence } from '../lectures/order-fence';
 import { AppError } from '../common/error-codes';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
-import { HoldRecovery } from './hold-recovery.service';
 import { LineStore } from '../line/line.store';
 
 const CRON_NAME = 'admission';
@@ -45,7 +45,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     private readonly facts: LectureFactsService,
     private readonly snapshots: LectureSnapshots,
     private readonly fence: OrderFence,
-    private readonly recovery: HoldRecovery,
+    private readonly holds: Holds,
     private readonly scheduler: SchedulerRegistry,
     private readonly channel: AdmissionChannel,
     private readonly draws: DrawScheduler,
@@ -168,7 +168,14 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     );
     if (result.admitted > 0) await this.log.watch(lectureId);
     this.metrics.ticketEvent(lectureId, 'expired', result.expired);
-    if (result.lapsed > 0) await this.recovery.recover(lectureId);
+    if (result.lapsed > 0) {
+      // Aside: it may wait for a student's lock (a transaction still running), and one lecture's
+      // recovery must not hold back the tick's other lectures. Its own failure is retried when
+      // the next admission sees the hold lapsed again.
+      this.holds.recoverLapsed(lectureId).catch((err: Error) => {
+        this.logger.warn(`lecture ${lectureId}: hold recovery failed (${err.message})`);
+      });
+    }
     if (result.idle) await this.line.unwatchIfIdle(lectureId);
     return result.admitted;
   }

@@ -1,19 +1,26 @@
 import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { FairnessModule } from '../fairness/fairness.module';
+import { HoldsModule } from '../holds/holds.module';
 import { LecturesModule } from '../lectures/lectures.module';
 import { LineModule } from '../line/line.module';
 import { NewsModule } from '../news/news.module';
 import { AdmissionService } from './admission.service';
-import { HoldRecovery } from './hold-recovery.service';
 import { ObservedRates } from './observed-rates';
 import { QueueController } from './queue.controller';
 import { QueueService } from './queue.service';
 
 @Module({
-  imports: [ScheduleModule.forRoot(), LecturesModule, FairnessModule, LineModule, NewsModule],
+  imports: [
+    ScheduleModule.forRoot(),
+    LecturesModule,
+    FairnessModule,
+    HoldsModule,
+    LineModule,
+    NewsModule,
+  ],
   controllers: [QueueController],
-  providers: [QueueService, AdmissionService, HoldRecovery, ObservedRates],
+  providers: [QueueService, AdmissionService, ObservedRates],
   exports: [QueueService, AdmissionService],
 })
 export class QueueModule {}

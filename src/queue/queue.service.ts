@@ -9,8 +9,8 @@ import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
 import { DrawSeeds } from '../fairness/draw-seeds';
 import { DrawScheduler } from '../fairness/draw.scheduler';
+import { Holds } from '../holds/holds.service';
 import { AdmissionService } from './admission.service';
-import { HoldRecovery } from './hold-recovery.service';
 import { ObservedRates } from './observed-rates';
 import { LineStore } from '../line/line.store';
 import { Place, QueueShape } from '../line/line.types';
@@ -40,7 +40,7 @@ export class QueueService {
     private readonly facts: LectureFactsService,
     private readonly lectures: LecturesService,
     private readonly admission: AdmissionService,
-    private readonly recovery: HoldRecovery,
+    private readonly holds: Holds,
     private readonly channel: AdmissionChannel,
     private readonly seeds: DrawSeeds,
     private readonly draws: DrawScheduler,
@@ -204,7 +204,7 @@ export class QueueService {
     if (left || gaveBack) await this.channel.studentsChanged(lectureId, [studentId]);
     if (gaveBack) {
       this.metrics.ticketEvent(lectureId, 'given_back');
-      await this.channel.slotFreed(lectureId);
+      await this.holds.slotFreed(lectureId);
     }
   }
 
@@ -243,7 +243,7 @@ export class QueueService {
     }
     if (place?.drew) void this.draws.drawn(lectureId); // recorded aside: not this join's wait
     if (place?.state === 'LAPSED') {
-      await this.recovery.recover(lectureId);
+      await this.holds.recoverLapsed(lectureId);
       place = await read();
     }
     if (!place || place.state === 'LAPSED') {

@@ -51,7 +51,7 @@ declare module 'ioredis' {
     ): Result<PlacesReply | [ScriptError.Missing], Context>;
     consume(
       ...keysAndArgs: [Key, Key, Key, Key, Key, Arg, Arg]
-    ): Result<[number, number] | ScriptError.Missing, Context>;
+    ): Result<[number, number, number] | ScriptError.Missing, Context>;
     giveBack(...keysAndArgs: [Key, Key, Key, Key, Arg, Arg]): Result<number, Context>;
     regrant(...keysAndArgs: [Key, Key, Key, Arg, Arg]): Result<number, Context>;
     lapsed(key: Key): Result<string[], Context>;

@@ -51,20 +51,36 @@ describe('Admission log: what a killed instance read is copied by another', () =
       await locker.query('COMMIT');
       expect(await ctx.sql('SELECT 1 FROM admission WHERE lecture_id = $1', [id])).toHaveLength(0);
 
+      // The dead consumer's entries (only a claim can save them), and how long they have idled,
+      // by Redis's clock, as of `t0`.
+      const t0 = Date.now();
+      const pending = (await ctx.redis.xpending(stream, ADMISSION_LOG_GROUP, '-', '+', 10)) as [string, string, number, number][]; // prettier-ignore
+      const idleAtT0 = Math.min(...pending.map((p) => Number(p[2])));
+      const claimable = new Set<string>();
+      for (const [entryId] of pending) {
+        const [[, fields]] = await ctx.redis.xrange(stream, entryId, entryId);
+        claimable.add(fields[fields.indexOf('s') + 1]);
+      }
       const survivor = await ctx.startApp({ admission: { mode: 'pubsub', intervalMs: 200 } });
-      const started = Date.now();
+      let claimedStoredAt = 0;
       await eventually(
         async () => {
           const res = await request(survivor.url)
             .get(`/lectures/${id}/admissions`)
             .set(adminHeaders());
-          return res.body.items.length === 5;
+          const items = res.body.items as { studentId: string }[];
+          if (claimedStoredAt === 0 && items.some((e) => claimable.has(e.studentId))) {
+            claimedStoredAt = Date.now();
+          }
+          return items.length === 5;
         },
         CLAIM_IDLE_MS + 5000,
-        100,
+        50,
       );
-      // Taken over only once the dead consumer's entries had idled CLAIM_IDLE_MS.
-      expect(Date.now() - started).toBeGreaterThan(CLAIM_IDLE_MS / 2);
+      // Taken over only once the dead consumer's entries had idled CLAIM_IDLE_MS — measured
+      // from their own idle time, not from the survivor's start (on a slow machine they may
+      // have idled that long before it started). 60 ms: this probe's interval and a round trip.
+      expect(idleAtT0 + (claimedStoredAt - t0)).toBeGreaterThanOrEqual(CLAIM_IDLE_MS - 60);
       const res = await request(survivor.url).get(`/lectures/${id}/admissions`).set(adminHeaders());
       expect(res.body.items.map((e: { studentId: string }) => e.studentId)).toEqual([
         'c1', 'c2', 'c3', 'c4', 'c5',

@@ -49,15 +49,23 @@ describe('npm run audit: recomputes a draw and checks the admission log', () => 
   beforeAll(async () => {
     ctx = await TestContext.create();
     app = await ctx.startApp({ admission: { mode: 'pubsub', intervalMs: 200 } });
-    const opensAt = Date.now() + 1500;
+    // Opening well ahead, then moved to now once all 12 are pre-queued: however slowly the joins
+    // run, every one of them is in the draw (an opening 1.5 s away left some after it).
     lectureId = (
       await createLecture(app.url, {
         capacity: 8,
-        opensAt: new Date(opensAt).toISOString(),
+        opensAt: new Date(Date.now() + 60_000).toISOString(),
         admission: { preQueueMinutes: 5, maxActiveTickets: 4 },
       })
     ).id;
-    for (let i = 0; i < 12; i++) await join(app.url, lectureId, `au${i}`);
+    for (let i = 0; i < 12; i++) {
+      expect((await join(app.url, lectureId, `au${i}`)).body.status).toBe('PRE_QUEUED');
+    }
+    await request(app.url)
+      .patch(`/lectures/${lectureId}`)
+      .set(adminHeaders())
+      .send({ opensAt: new Date().toISOString() })
+      .expect(200);
     await eventually(
       async () =>
         (await request(app.url).get(`/lectures/${lectureId}`).set(adminHeaders())).body.fairness

@@ -285,10 +285,10 @@ describe('Enrollment (API.md, Enrollment)', () => {
       if (/enrollBatch/.test(new Error().stack ?? '')) ours += 1;
       return connect();
     });
-    const sendBy = Date.now() + 10_000;
+    const deadline = Date.now() + 10_000;
     const outcomes = await app.app.get(SeatTransactions).enrollBatch(id, [
-      { studentId: 'w', sendBy, queueSeq: 1 },
-      { studentId: 'l', sendBy, queueSeq: 2 },
+      { studentId: 'w', deadline, queueSeq: 1 },
+      { studentId: 'l', deadline, queueSeq: 2 },
     ]);
     expect(outcomes.map((o) => o.kind)).toEqual(['ENROLLED', 'FULL']);
     expect(ours).toBe(1);
@@ -302,13 +302,13 @@ describe('Enrollment (API.md, Enrollment)', () => {
       [id],
     );
     await ctx.sql('UPDATE lecture SET seats_left = 2 WHERE id = $1', [id]);
-    const sendBy = Date.now() + 10_000;
+    const deadline = Date.now() + 10_000;
     const outcomes = await app.app.get(SeatTransactions).enrollBatch(
       id,
       ['b1', 'had', 'b2', 'b3', 'slow'].map((studentId) => ({
         studentId,
         queueSeq: null,
-        sendBy: studentId === 'slow' ? Date.now() - 1 : sendBy,
+        deadline: studentId === 'slow' ? Date.now() - 1 : deadline,
       })),
     );
     expect(outcomes.map((o) => o.kind)).toEqual([
@@ -316,7 +316,7 @@ describe('Enrollment (API.md, Enrollment)', () => {
       'ALREADY_ENROLLED',
       'ENROLLED',
       'FULL',
-      'TOO_LATE', // past its send-by time: never sent, so it cannot commit after its hold lapses
+      'TOO_LATE', // past its hold's deadline by PostgreSQL's clock: recovery may have settled it
     ]);
     // Every outcome carries the lecture as the transaction left it, version included.
     expect(outcomes[2]).toMatchObject({ lecture: { seatsLeft: 0, capacity: 3, version: 2 } });

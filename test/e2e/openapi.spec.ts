@@ -130,6 +130,27 @@ describe('The OpenAPI description (GET /docs-json)', () => {
     for (const op of ops) expect(typeof op.summary).toBe('string');
   });
 
+  it('marks a request body optional where every field of it is (a plain enroll sends none)', () => {
+    type Op = { requestBody?: { required?: boolean; content: Record<string, { schema: { $ref?: string } }> } }; // prettier-ignore
+    const paths = served.paths as Record<string, Record<string, Op>>;
+    const schemas = (served.components as { schemas: Record<string, { required?: string[] }> })
+      .schemas;
+    const requiredWhereNothingIs: string[] = [];
+    for (const [path, ops] of Object.entries(paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const ref = op.requestBody?.content['application/json']?.schema.$ref;
+        const schema = ref ? schemas[ref.replace('#/components/schemas/', '')] : undefined;
+        const nothingRequired = schema !== undefined && (schema.required ?? []).length === 0;
+        const optionalByContract = method !== 'patch'; // a PATCH without a body changes nothing
+        if (nothingRequired && optionalByContract && op.requestBody?.required) {
+          requiredWhereNothingIs.push(`${method.toUpperCase()} ${path}`);
+        }
+      }
+    }
+    expect(requiredWhereNothingIs).toEqual([]);
+    expect(paths['/lectures/{id}/enroll'].post.requestBody?.required).toBe(false);
+  });
+
   it('is the same from an app built by the tests (ts-jest) as from the built server', async () => {
     const fromTests = (await (await fetch(`${app.url}/docs-json`)).json()) as typeof served;
     // The two compilations may list a union's members in different orders: compare as sets.

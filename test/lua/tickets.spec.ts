@@ -52,8 +52,21 @@ describe('leave-6, consume-5, give-back-4, regrant-3, lapsed-1', () => {
   it('consume answers the queue number the admission gave the ticket', async () => {
     await h.joinAll(id, ['a', 'b']);
     await h.admit(id);
-    expect(await consumeWithSeq('b')).toEqual([expect.any(Number), 2]);
-    expect(await consumeWithSeq('a')).toEqual([expect.any(Number), 1]);
+    expect(await consumeWithSeq('b')).toEqual([expect.any(Number), 2, expect.any(Number)]);
+    expect(await consumeWithSeq('a')).toEqual([expect.any(Number), 1, expect.any(Number)]);
+  });
+
+  it("consume answers the hold's deadline, by Redis's clock: the one inflight holds", async () => {
+    await h.joinAll(id, ['a']);
+    await h.admit(id);
+    const [seconds, micros] = await h.redis.time();
+    const before = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const reply = await consumeWithSeq('a');
+    expect(Array.isArray(reply)).toBe(true);
+    const deadline = (reply as number[])[2];
+    expect(deadline).toBeGreaterThanOrEqual(before + 30_000);
+    expect(deadline).toBeLessThan(before + 31_000);
+    expect(Number(await h.redis.zscore(k.inflight, 'a'))).toBe(deadline);
   });
 
   it('consume without a ticket answers -1', async () => {
@@ -83,7 +96,7 @@ describe('leave-6, consume-5, give-back-4, regrant-3, lapsed-1', () => {
     for (const skew of [3_600_000, -3_600_000]) {
       const clock = jest.spyOn(Date, 'now').mockReturnValue(redisNow + skew);
       try {
-        expect(await store.lapsed(id)).toEqual(['lapsed']);
+        expect(await store.lapsed(id)).toEqual([{ studentId: 'lapsed', deadline: redisNow - 1 }]);
       } finally {
         clock.mockRestore();
       }

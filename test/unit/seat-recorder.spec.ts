@@ -1,4 +1,4 @@
-import { SeatRecorder } from '../../src/enroll/seat-recorder';
+import { SeatRecorder } from '../../src/holds/seat-recorder';
 import type { LectureFacts } from '../../src/lectures/lecture-facts';
 import type { SeatChange } from '../../src/lectures/lecture-facts.store';
 

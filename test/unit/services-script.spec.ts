@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../helpers/redis-server';
@@ -33,6 +33,47 @@ exit 1
 }
 
 describe('scripts/services.sh with a Docker engine', () => {
+  /** A checkout of the scripts and the compose file, with a .env of its own, in a temp dir. */
+  function checkoutWithEnv(dotEnv: string): string {
+    const root = mkdtempSync(join(tmpdir(), 'services-checkout-'));
+    cpSync(join(ROOT, 'scripts'), join(root, 'scripts'), { recursive: true });
+    cpSync(join(ROOT, 'docker-compose.yml'), join(root, 'docker-compose.yml'));
+    writeFileSync(join(root, '.env'), dotEnv);
+    return root;
+  }
+
+  it("takes .env's values only where the environment sets none (as the service does)", async () => {
+    const [port, wrong] = [await freePort(), await freePort()];
+    const { dir, log } = runWithFakeDocker(true);
+    // What `npm run up` writes first, then a REDIS_URL a caller sets: the caller's must win.
+    const root = checkoutWithEnv(`REDIS_URL=redis://127.0.0.1:${wrong}/0\nJWT_SECRET=from-dot-env-0123456789\n`); // prettier-ignore
+    try {
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        PATH: `${dir}:${process.env.PATH}`,
+        FAKE_REDIS_PORT: String(port),
+        REDIS_URL: `redis://127.0.0.1:${port}/0`,
+      };
+      delete env.JWT_SECRET;
+      const run = spawnSync('bash', [join(root, 'scripts/services.sh')], {
+        env,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect({ status: run.status, stderr: run.stderr }).toEqual({
+        status: 0,
+        stderr: expect.stringContaining('with Docker Compose'),
+      });
+      // .env still fills in what the environment left unset.
+      expect(readFileSync(log, 'utf8')).toMatch(
+        /^up -d redis JWT_SECRET=from-dot-env-0123456789$/m,
+      );
+    } finally {
+      const pid = join(dir, 'redis.pid');
+      if (existsSync(pid)) process.kill(Number(readFileSync(pid, 'utf8')), 'SIGTERM');
+    }
+  });
+
   it.each([
     ['Compose v2 (docker compose)', true],
     ['only Compose v1 (docker-compose)', false],

@@ -1,17 +1,18 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
-import { LectureSnapshots } from '../lectures/lecture.snapshots';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
 import { LineStore } from '../line/line.store';
+import { HoldTransactions } from './hold.transactions';
 
 /**
  * Settles in-flight holds that passed their deadline unrecorded: the instance that consumed the
- * ticket died (or could not reach Redis after its commit). Past the deadline no transaction of
- * that enroll can still commit — it is never sent later than the deadline minus its longest
- * possible run (enroll/seat.transactions.ts) — so PostgreSQL's answer is final: a student
- * with a row is recorded ENROLLED, anyone else gets a ticket again. Idempotent, so any number
- * of instances may run it at once; single-flight per lecture within one.
+ * ticket died, lost its connection before the commit's answer, or could not reach Redis after
+ * its commit. PostgreSQL is asked under the students' row locks and by its own clock
+ * (hold.transactions.ts), so its answer is final: a student with a row is recorded ENROLLED,
+ * one whose deadline has passed without a row gets a ticket again, and one PostgreSQL's clock
+ * has not yet seen lapse is left for the next run. Idempotent, so any number of instances may
+ * run it at once; single-flight per lecture within one.
  */
 @Injectable()
 export class HoldRecovery {
@@ -20,7 +21,7 @@ export class HoldRecovery {
 
   constructor(
     private readonly line: LineStore,
-    private readonly snapshots: LectureSnapshots,
+    private readonly transactions: HoldTransactions,
     private readonly facts: LectureFactsService,
     private readonly channel: AdmissionChannel,
     private readonly metrics: MetricsService,
@@ -36,26 +37,27 @@ export class HoldRecovery {
   }
 
   private async run(lectureId: number): Promise<void> {
-    const lapsed = await this.line.lapsed(lectureId);
-    if (lapsed.length === 0) return;
-    const snapshot = await this.snapshots.withHoldersAmong(lectureId, lapsed);
-    if (!snapshot) return;
-    const { facts, holders } = snapshot;
+    const lapsedInRedis = await this.line.lapsed(lectureId);
+    if (lapsedInRedis.length === 0) return;
+    const settled = await this.transactions.settle(lectureId, lapsedInRedis);
+    if (!settled) return;
+    const { facts, holders, lapsed } = settled;
     // Seats first, then the holds' end: the seat taken is never counted as room meanwhile.
     await this.facts.recordSeats(facts, 'enrolled', holders);
     await this.line.release(lectureId, holders);
     let regranted = 0;
-    for (const student of lapsed.filter((s) => !holders.includes(s))) {
+    for (const student of lapsed) {
       if (await this.line.regrant(lectureId, student, facts.ticketTtlSeconds * 1000)) {
         regranted += 1;
       }
     }
+    if (holders.length + lapsed.length === 0) return; // PostgreSQL's clock is not there yet
     this.metrics.ticketEvent(lectureId, 'given_back', regranted);
     this.logger.warn(
-      `lecture ${lectureId}: recovered ${lapsed.length} lapsed enroll holds ` +
+      `lecture ${lectureId}: recovered ${holders.length + lapsed.length} lapsed enroll holds ` +
         `(${holders.length} committed, ${regranted} tickets granted again)`,
     );
-    await this.channel.studentsChanged(lectureId, lapsed);
+    await this.channel.studentsChanged(lectureId, [...holders, ...lapsed]);
     await this.channel.slotFreed(lectureId);
   }
 }

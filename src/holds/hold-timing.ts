@@ -1,0 +1,47 @@
+/**
+ * The time bounds of a seat transaction, in one place, and what follows from them.
+ *
+ * Correctness does not rest on these numbers: a hold is settled only under the student's row
+ * lock, after its deadline by PostgreSQL's clock, and a seat statement refuses a student whose
+ * deadline has passed by that same clock (see hold-recovery.ts). What they bound is how long a
+ * transaction can keep that lock — and so how long recovery may have to wait for it — whatever
+ * happens to the instance that sent it.
+ */
+
+/** A stuck lock answers 503 quickly instead of hanging requests. */
+export const LOCK_TIMEOUT_MS = 2000;
+/** PostgreSQL (13+) applies this to each statement of a multi-statement query separately. */
+export const STATEMENT_TIMEOUT_MS = 5000;
+/** The swap decides between its two round trips; a client that stalls there is cut off. */
+export const IDLE_IN_TRANSACTION_MS = 2000;
+/**
+ * A backend waiting on a lock notices its client is gone (an instance died mid-transaction)
+ * this often, instead of running on to COMMIT once the lock comes (Linux; PostgreSQL 14+).
+ */
+export const CLIENT_CHECK_MS = 500;
+/**
+ * The statements of the longest seat transaction (a swap, or a batch) that may wait: the
+ * lecture rows' lock, the student rows' insert and lock, the seat statement itself.
+ */
+const WAITING_STATEMENTS = 4;
+
+/**
+ * The longest a seat transaction can hold a student's lock once sent, and so the longest a
+ * recovery may wait for it: every statement that may wait cut off by its time-out, plus the
+ * swap's decision between round trips. (Sized for two statements, the old bound let a batch of
+ * four commit after recovery had re-granted its tickets; the lock protocol now makes that
+ * impossible whatever the bound, and the bound only says how soon recovery gets its answer.)
+ */
+export const MAX_TRANSACTION_MS =
+  WAITING_STATEMENTS * STATEMENT_TIMEOUT_MS + IDLE_IN_TRANSACTION_MS;
+
+/** Every seat transaction (and a hold's recovery) opens so. */
+export const BEGIN_BOUNDED = [
+  'BEGIN',
+  `SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`,
+  `SET LOCAL statement_timeout = ${STATEMENT_TIMEOUT_MS}`,
+  `SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`,
+  `SET LOCAL client_connection_check_interval = ${CLIENT_CHECK_MS}`,
+];
+/** The statements BEGIN_BOUNDED adds before a transaction's own (results are indexed past them). */
+export const BEGIN_STATEMENTS = BEGIN_BOUNDED.length;
