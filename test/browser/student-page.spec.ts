@@ -156,7 +156,11 @@ describe('Student page (GET /)', () => {
     const button = fresh.getByTestId(`join-${id}`);
     expect(await button.textContent()).toBe('See seats');
     await fresh.getByText('Every seat is taken, so the queue is closed for now').waitFor();
-    expect(await fresh.locator('.status.badge').first().innerText()).toContain('Not in the queue');
+    // The headline and the status a client reads say FULL too (API.md v4 corrections).
+    await expectText(fresh, 'queue-status', 'FULL');
+    const headline = await fresh.locator('.status.badge').first().innerText();
+    expect(headline).toContain('Full');
+    expect(headline).not.toContain('Not in the queue');
   });
 
   it('waiting for a full lecture (its stream ended): a seat given back later admits the student, and the page says so', async () => {

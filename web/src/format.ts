@@ -1,3 +1,5 @@
+import type { QueueStatus } from './api.js';
+
 /** "1 h 02 min", "4 min 05 s", "12 s": a countdown a student reads at a glance. */
 export function duration(ms: number): string {
   const s = Math.max(0, Math.ceil(ms / 1000));
@@ -38,10 +40,19 @@ export const STATUS_WORDS: Record<string, string> = {
   ADMITTED: 'Your turn: enroll now',
   ENROLLED: 'Enrolled',
   PRE_QUEUED: 'In the pre-queue',
-  FULL: 'Full',
+  FULL: 'Full: no seat left',
   CLOSED: 'Closed',
   NOT_OPEN: 'Not open yet',
 };
+
+/**
+ * The status a student reads for a lecture: FULL where no seat is left and they are not in it
+ * (a join would be refused, API.md v4 corrections), else the QueueStatus itself. A student
+ * waiting while no seat is left keeps their place: that still reads WAITING.
+ */
+export function shownStatus(q: QueueStatus): string {
+  return q.status === 'NOT_QUEUED' && q.seatsLeft === 0 ? 'FULL' : q.status;
+}
 
 /** A lecture's status in the list, in words. */
 export const LECTURE_WORDS: Record<string, string> = {

@@ -1,6 +1,6 @@
 import type { Lecture, Plan, QueueStatus, Timetable } from './api.js';
 import { h } from './dom.js';
-import { MESSAGES, STATUS_WORDS, duration, meetingsText } from './format.js';
+import { MESSAGES, STATUS_WORDS, duration, meetingsText, shownStatus } from './format.js';
 
 /** A planned lecture's state: its live status, or the code a join answered (FULL, …). */
 export type PlannedStatus = QueueStatus | { lectureId: number; code: string };
@@ -49,7 +49,7 @@ export function heldInTheWay(l: Lecture, t: Timetable | undefined): Timetable['i
 }
 
 const codeOf = (s: PlannedStatus | undefined) =>
-  s === undefined ? 'NOT_QUEUED' : 'code' in s ? s.code : s.status;
+  s === undefined ? 'NOT_QUEUED' : 'code' in s ? s.code : shownStatus(s);
 const held = (t: Timetable | undefined, id: number) => !!t?.items.some((i) => i.lectureId === id);
 
 /** Whether the timetable is at its limit while places in line remain that no longer fit. */
@@ -130,7 +130,7 @@ function item(id: number, s: PlanState, act: PlanActions): HTMLElement {
       ? `place ${q.position} of ${q.waiting}${q.estimatedWaitSeconds !== null ? ` · about ${duration(q.estimatedWaitSeconds * 1000)}` : ''}` // prettier-ignore
       : code === 'ADMITTED' && q?.ticketExpiresAt
         ? h('span', {}, 'enroll within ', h('span', { class: 'countdown', 'data-expires': q.ticketExpiresAt }, duration(Date.parse(q.ticketExpiresAt) - Date.now()))) // prettier-ignore
-        : 'code' in (st ?? {})
+        : 'code' in (st ?? {}) || code === 'FULL'
           ? (MESSAGES[code] ?? code)
           : q && code === 'NOT_QUEUED'
             ? `${q.seatsLeft} seats left`
