@@ -48,7 +48,7 @@ describe('Student page: the plan stays true (v4 corrections)', () => {
     return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, unknown> }; // prettier-ignore
   }
 
-  async function open(student: string, term: string, before?: (p: Page) => Promise<void>) {
+  async function open(student: string, term: string, before?: (p: Page) => Promise<unknown>) {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     contexts.push(context);
     const page = await context.newPage();
@@ -73,5 +73,50 @@ describe('Student page: the plan stays true (v4 corrections)', () => {
     const row = page.getByTestId('plan').locator('li', { has: page.getByTestId(`status-${id}`) });
     expect(await row.locator('.badge').innerText()).toContain('Full');
     expect(await row.innerText()).not.toContain('Not in the queue');
+  });
+
+  it('two quick clicks on two lectures end with both in the plan: one edit at a time, each made to the latest plan', async () => {
+    const term = freshTerm();
+    const a = await lecture(term, 'Algebra', 30);
+    const b = await lecture(term, 'Biology', 30);
+    // The first PUT is held on its way until the second click has happened.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let firstSent!: () => void;
+    const sent = new Promise<void>((r) => (firstSent = r));
+    let bothDone!: () => void;
+    const done = new Promise<void>((r) => (bothDone = r));
+    let puts = 0;
+    let finished = 0;
+    let inFlight = 0;
+    let most = 0;
+    const page = await open('quinn', term, (p) =>
+      p.route(`**/me/terms/${term}/plan`, async (route) => {
+        if (route.request().method() !== 'PUT') return route.continue();
+        most = Math.max(most, ++inFlight);
+        if (++puts === 1) {
+          firstSent();
+          await held;
+        }
+        const response = await route.fetch();
+        inFlight--;
+        await route.fulfill({ response });
+        if (++finished === 2) bothDone();
+      }),
+    );
+    await page.getByTestId(`plan-add-${b}`).getByText('Add to plan').waitFor();
+    await page.getByTestId(`plan-add-${a}`).click();
+    await sent;
+    await page.getByTestId(`plan-add-${b}`).click();
+    release();
+    await done;
+
+    const stored = await api('quinn', 'GET', `/me/terms/${term}/plan`);
+    expect(stored.body.lectureIds).toEqual([a, b]);
+    expect(most).toBe(1); // never two plans on their way at once
+    for (const id of [a, b]) {
+      await status(page, id, 'NOT_QUEUED');
+      await page.getByTestId(`plan-add-${id}`).getByText('In plan ✓').waitFor();
+    }
   });
 });

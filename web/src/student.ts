@@ -18,6 +18,7 @@ import { PlanState, PlannedStatus, renderPlan } from './plan-panel.js';
 import { PanelState, renderPanel, tickCountdowns } from './queue-panel.js';
 import { claims, forgetToken, fragment, readFragment, saveToken } from './session.js';
 import { TermLive } from './term-live.js';
+import { Serial } from './serial.js';
 import { renderTimetable } from './timetable.js';
 
 /** The student page: sign in, find a lecture of the term, wait live, enroll, see the week. */
@@ -34,7 +35,13 @@ let plan: Plan | undefined;
 const known = new Map<number, Lecture>();
 const planStatuses = new Map<number, PlannedStatus>();
 let termLive: TermLive | undefined;
+/** plan actions run one at a time: each edit is made to the plan the one before stored */
+const planActions = new Serial();
+/** lectures whose plan edit waits or runs (true: being added) */
+const planPending = new Map<number, boolean>();
 let planBusy = false;
+/** the lectures the list shows, drawn again when the plan or the timetable changes */
+let listed: { lectures: Lecture[]; empty?: string } | undefined;
 let planMode: PlanState['mode'];
 const CODES = ['FULL', 'CLOSED', 'NOT_OPEN'] as const;
 const RULES = ['SAME_COURSE', 'TIME_CONFLICT', 'CREDIT_LIMIT'];
@@ -150,40 +157,52 @@ function drawPlan(): void {
   renderPlan($('[data-testid="plan"]'), state, {
     joinAll: () => void planAct(joinAll),
     enroll: (id, swapFrom) => void planAct(() => planEnroll(id, swapFrom)),
-    remove: (id) => void planAct(() => setPlan(plan!.lectureIds.filter((x) => x !== id))),
+    remove: (id) => void planAct(() => editPlan((ids) => ids.filter((x) => x !== id))),
     giveUp: () => void planAct(giveUp),
   });
 }
 
-/** Runs a plan action with its buttons disabled; its error goes to the banner. */
+/**
+ * Runs a plan action once those before it are done — two quick clicks must not send two plans
+ * at once, each missing the other's lecture — with the plan's buttons disabled meanwhile; its
+ * error goes to the banner and the next action still runs.
+ */
 async function planAct(work: () => Promise<void>): Promise<void> {
   planBusy = true;
   drawPlan();
-  try {
-    clearError();
-    await work();
-  } catch (e) {
-    showError(e);
-  } finally {
-    planBusy = false;
-    drawPlan();
-  }
+  await planActions.run(async () => {
+    try {
+      clearError();
+      await work();
+    } catch (e) {
+      showError(e);
+    }
+  });
+  planBusy = planActions.busy;
+  drawPlan();
 }
 
-async function setPlan(lectureIds: number[]): Promise<void> {
+/** Stores a change made to the plan as the service last answered it (the latest one). */
+async function editPlan(change: (ids: number[]) => number[]): Promise<void> {
+  const lectureIds = change(plan!.lectureIds);
+  if (lectureIds.join() === plan!.lectureIds.join()) return; // already so: a repeated click
   plan = await call<Plan>(token, 'PUT', `/me/terms/${encodeURIComponent(term!)}/plan`, { lectureIds }); // prettier-ignore
   await learn(plan.lectureIds);
   termLive?.start(); // ended once nothing was left to wait for: the new plan is something
   drawTimetable();
-  void loadLectures(null);
+  drawLectures();
 }
 
-function togglePlan(l: Lecture): void {
+function togglePlan(l: Lecture, add: boolean): void {
   if (!plan) return;
-  const ids = plan.lectureIds.includes(l.id)
-    ? plan.lectureIds.filter((id) => id !== l.id)
-    : [...plan.lectureIds, l.id];
-  void planAct(() => setPlan(ids));
+  planPending.set(l.id, add);
+  drawLectures();
+  const change = (ids: number[]) =>
+    add ? (ids.includes(l.id) ? ids : [...ids, l.id]) : ids.filter((id) => id !== l.id);
+  void planAct(() => editPlan(change)).finally(() => {
+    if (planPending.get(l.id) === add) planPending.delete(l.id);
+    drawLectures();
+  });
 }
 
 /** Joins (or pre-queues) the whole plan in one request; each lecture's answer shows at once. */
@@ -253,19 +272,24 @@ async function loadLectures(openId: number | null): Promise<void> {
       lectures = lists.flatMap((l) => l.items);
     }
     for (const l of lectures) known.set(l.id, l);
-    renderLectures(
-      $('[data-testid="lecture-list"]'),
-      lectures,
-      (l, join) => void choose(l, join),
-      search ? `No lecture of this term matches “${search}”.` : undefined,
-      new Set(timetable?.items.map((i) => i.lectureId)),
-      new Set(plan?.lectureIds),
-      togglePlan,
-    );
+    listed = { lectures, empty: search ? `No lecture of this term matches “${search}”.` : undefined }; // prettier-ignore
+    drawLectures();
     if (openId) void choose(await call<Lecture>(token, 'GET', `/lectures/${openId}`), false);
   } catch (e) {
     showError(e, () => void loadLectures(openId));
   }
+}
+
+function drawLectures(): void {
+  if (!listed) return;
+  renderLectures(
+    $('[data-testid="lecture-list"]'),
+    listed.lectures,
+    (l, join) => void choose(l, join),
+    listed.empty,
+    new Set(timetable?.items.map((i) => i.lectureId)),
+    { planned: new Set(plan?.lectureIds), pending: planPending, toggle: togglePlan },
+  );
 }
 
 async function loadEnrollments(): Promise<void> {
