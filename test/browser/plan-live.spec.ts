@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { adminCall, connectBrowser } from '../helpers/browser';
 import { ServerProcess, startedServer } from '../helpers/server-process';
 import { TestContext } from '../helpers/test-context';
@@ -61,6 +61,38 @@ describe('Student page: the plan stays true (v4 corrections)', () => {
   const status = (page: Page, id: number, code: string, timeout = 5000) =>
     page.getByTestId(`status-${id}`).getByText(code, { exact: true }).waitFor({ timeout });
 
+  /**
+   * Resolves once the page's term stream has come to an end (the service closed it, or answered
+   * 204): from then on only the page itself can bring the plan up to date. Set up before the
+   * page opens the stream.
+   */
+  function streamEnded(page: Page, term: string): Promise<unknown> {
+    const mine = (r: Request) => r.url().endsWith(`/me/terms/${term}/events`);
+    return Promise.race([
+      page.waitForEvent('requestfinished', { predicate: mine, timeout: 15_000 }),
+      page.waitForEvent('requestfailed', { predicate: mine, timeout: 15_000 }),
+    ]);
+  }
+
+  /**
+   * A student waiting in a full planned lecture: `keeper` holds its one seat, `student` planned
+   * it and waits first in line with no seat left — the term stream has nothing to wait for.
+   */
+  async function waitingInFull(term: string, student: string, keeper: string) {
+    const id = await lecture(term, 'Last Seat', 1);
+    expect((await api(keeper, 'POST', `/lectures/${id}/queue`)).body.status).toBe('ADMITTED');
+    expect((await api(student, 'PUT', `/me/terms/${term}/plan`, { lectureIds: [id] })).status).toBe(200); // prettier-ignore
+    expect((await api(student, 'POST', `/lectures/${id}/queue`)).body.status).toBe('WAITING');
+    expect((await api(keeper, 'POST', `/lectures/${id}/enroll`)).status).toBe(201);
+    let ended!: Promise<unknown>;
+    const page = await open(student, term, async (p) => {
+      ended = streamEnded(p, term);
+    });
+    await status(page, id, 'WAITING');
+    await ended;
+    return { id, page };
+  }
+
   it('a planned lecture with no seat left that the student is not in reads FULL, in words too', async () => {
     const term = freshTerm();
     const id = await lecture(term, 'Packed Hall', 1);
@@ -118,5 +150,82 @@ describe('Student page: the plan stays true (v4 corrections)', () => {
       await status(page, id, 'NOT_QUEUED');
       await page.getByTestId(`plan-add-${id}`).getByText('In plan ✓').waitFor();
     }
+  });
+
+  // A seat given back reaches the waiting student within the page's re-check (every 5 s) of a
+  // stream that had ended; 20 s leaves room for a loaded machine.
+  it('waiting in a full planned lecture whose stream ended: an admin raises capacity, and the plan offers Enroll without a reload', async () => {
+    const term = freshTerm();
+    const { id, page } = await waitingInFull(term, 'wes', 'kim');
+    await adminCall(server.url, 'PATCH', `/lectures/${id}`, { capacity: 2 });
+    await page.getByTestId(`enroll-${id}`).waitFor({ timeout: 20_000 });
+    await page.getByTestId(`enroll-${id}`).click();
+    await status(page, id, 'ENROLLED');
+    await page.getByTestId(`drop-${id}`).waitFor(); // held: in the timetable
+  });
+
+  it('waiting in a full planned lecture whose stream ended: another student drops, and the plan offers Enroll without a reload', async () => {
+    const term = freshTerm();
+    const { id, page } = await waitingInFull(term, 'val', 'lou');
+    expect((await api('lou', 'DELETE', `/lectures/${id}/enroll`)).status).toBe(204);
+    await page.getByTestId(`enroll-${id}`).waitFor({ timeout: 20_000 });
+    await status(page, id, 'ADMITTED');
+  });
+
+  it('after Drop, a held planned lecture stops showing Enrolled (its stream had ended)', async () => {
+    const term = freshTerm();
+    const id = await lecture(term, 'Dropped Later', 5);
+    expect((await api('dot', 'PUT', `/me/terms/${term}/plan`, { lectureIds: [id] })).status).toBe(200); // prettier-ignore
+    expect((await api('dot', 'POST', `/lectures/${id}/queue`)).body.status).toBe('ADMITTED');
+    expect((await api('dot', 'POST', `/lectures/${id}/enroll`)).status).toBe(201);
+    let ended!: Promise<unknown>;
+    const page = await open('dot', term, async (p) => {
+      ended = streamEnded(p, term);
+    });
+    await status(page, id, 'ENROLLED');
+    await ended; // held: nothing to wait for
+    await page.getByTestId(`drop-${id}`).click();
+    await status(page, id, 'NOT_QUEUED');
+    expect(await page.getByTestId(`drop-${id}`).count()).toBe(0);
+  });
+
+  it('a stream answered 204 (nothing to wait for) still shows each planned status, and the panel keeps looking', async () => {
+    const term = freshTerm();
+    const id = await lecture(term, 'Quiet Hall', 1);
+    expect((await api('taker2', 'POST', `/lectures/${id}/queue`)).status).toBe(201);
+    expect((await api('taker2', 'POST', `/lectures/${id}/enroll`)).status).toBe(201);
+    expect((await api('ola', 'PUT', `/me/terms/${term}/plan`, { lectureIds: [id] })).status).toBe(200); // prettier-ignore
+    let answers: number[] = [];
+    const page = await open('ola', term, async (p) => {
+      // Every open carries Last-Event-ID, as a reconnect would: the service answers 204 while
+      // nothing is left to wait for (API.md v3; v4 answers any such open so).
+      await p.route(`**/me/terms/${term}/events`, (route) =>
+        route.continue({ headers: { ...route.request().headers(), 'last-event-id': '1' } }),
+      );
+      p.on('response', (r) => r.url().endsWith('/events') && answers.push(r.status()));
+    });
+    await status(page, id, 'FULL');
+    expect(answers).toContain(204);
+    answers = [];
+    // A seat comes back: the next look opens a stream that has something to say again.
+    await adminCall(server.url, 'PATCH', `/lectures/${id}`, { capacity: 2 });
+    await status(page, id, 'NOT_QUEUED', 20_000);
+    expect(answers).toContain(200);
+  });
+
+  it('a term stream refused for an expired token says so in the error banner', async () => {
+    const term = freshTerm();
+    const id = await lecture(term, 'Late Night', 5);
+    expect((await api('ivy', 'PUT', `/me/terms/${term}/plan`, { lectureIds: [id] })).status).toBe(200); // prettier-ignore
+    const expired = tokenFor('ivy', 'student', { expiresIn: -60 });
+    const page = await open('ivy', term, (p) =>
+      // The token expires while the page is open: the service refuses the stream with 401.
+      p.route(
+        `**/me/terms/${term}/events`,
+        (route) =>
+        route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${expired}` } }), // prettier-ignore
+      ),
+    );
+    await page.getByTestId('error').getByText('has expired').waitFor();
   });
 });

@@ -114,18 +114,16 @@ async function loadPlan(): Promise<void> {
     await learn(plan.lectureIds);
     termLive ??= new TermLive(token, term, {
       status: (s) => {
-        planStatuses.set(s.lectureId, s);
         if (s.status === 'ENROLLED' && !timetable?.items.some((i) => i.lectureId === s.lectureId)) void loadTimetable(); // prettier-ignore
-        drawPlan();
+        setPlanStatus(s);
       },
-      lectureFailed: (id, e) => {
-        planStatuses.set(id, { lectureId: id, code: e.code });
-        drawPlan();
-      },
+      lectureFailed: (id, e) => setPlanStatus({ lectureId: id, code: e.code }),
       mode: (m) => {
         planMode = m;
         drawPlan();
       },
+      nothingSent: () => void readUnknownStatuses(),
+      failed: (e) => showError(e), // an expired token says so instead of the panel going quiet
     });
     termLive.start();
     drawPlan();
@@ -133,6 +131,42 @@ async function loadPlan(): Promise<void> {
   } catch (e) {
     showError(e, () => void loadPlan());
   }
+}
+
+/** A planned lecture's status, drawn unless it is what the panel shows already. */
+function setPlanStatus(s: PlannedStatus): void {
+  if (JSON.stringify(planStatuses.get(s.lectureId)) === JSON.stringify(s)) return;
+  planStatuses.set(s.lectureId, s);
+  drawPlan();
+}
+
+/** Reads a planned lecture's status (GET …/queue): the stream has nothing to say about it. */
+async function readPlanned(lectureId: number): Promise<void> {
+  try {
+    setPlanStatus(await call<QueueStatus>(token, 'GET', `/lectures/${lectureId}/queue`));
+  } catch (e) {
+    // A contract refusal (CLOSED) is the lecture's status; a fault is left to the next look.
+    if (e instanceof ApiError && e.status >= 400 && e.status < 500 && e.status !== 429)
+      setPlanStatus({ lectureId, code: e.code });
+  }
+}
+
+/** The term stream answered 204 (nothing to wait for): the planned statuses not seen yet. */
+async function readUnknownStatuses(): Promise<void> {
+  const mine = new Set(timetable?.items.map((i) => i.lectureId));
+  const unknown = (plan?.lectureIds ?? []).filter((id) => !planStatuses.has(id) && !mine.has(id));
+  await Promise.all(unknown.map(readPlanned));
+}
+
+/**
+ * After the student changed a lecture's status: its panel and plan read it again (a stream
+ * that had ended says nothing of it), and the term stream opens again if it had ended.
+ */
+async function recheck(lectureId: number): Promise<void> {
+  termLive?.start();
+  // The panel's read reaches the plan too (update() passes it on).
+  if (panel?.lecture.id === lectureId) await refresh();
+  else if (plan?.lectureIds.includes(lectureId)) await readPlanned(lectureId);
 }
 
 /** Fetches the lectures the page has not seen yet (a plan made on another device). */
@@ -219,6 +253,7 @@ async function planEnroll(lectureId: number, swapFrom?: number): Promise<void> {
   await call(token, 'POST', `/lectures/${lectureId}/enroll`, swapFrom ? { swapFrom } : undefined);
   const was = planStatuses.get(lectureId);
   if (was && !('code' in was)) planStatuses.set(lectureId, { ...was, status: 'ENROLLED', ticketExpiresAt: null }); // prettier-ignore
+  termLive?.start();
   void loadEnrollments();
   await loadTimetable();
   void loadLectures(null);
@@ -236,6 +271,7 @@ async function giveUp(): Promise<void> {
     const s = planStatuses.get(id) as QueueStatus;
     planStatuses.set(id, { ...s, status: 'NOT_QUEUED', position: null, ticketExpiresAt: null });
   }
+  termLive?.start();
 }
 
 /** Gives a held lecture back (DELETE …/enroll): its seat goes to the next student at once. */
@@ -249,8 +285,7 @@ async function drop(item: TimetableItem): Promise<void> {
   void loadEnrollments();
   await loadTimetable();
   await loadLectures(null); // the list marks the lectures held
-
-  if (panel?.lecture.id === item.lectureId) await refresh();
+  await recheck(item.lectureId); // the plan no longer shows it Enrolled
 }
 
 async function loadLectures(openId: number | null): Promise<void> {
@@ -328,6 +363,7 @@ async function joinQueue(): Promise<void> {
   await act(async () =>
     update(await call<QueueStatus>(token, 'POST', `/lectures/${panel!.lecture.id}/queue`)),
   );
+  termLive?.start(); // a lecture joined joins the term stream, which may have ended
 }
 
 async function refresh(): Promise<void> {
@@ -366,6 +402,7 @@ async function enroll(swapFrom?: number): Promise<void> {
       position: null,
     });
     void loadEnrollments();
+    termLive?.start();
     // Seats left changed, and the list marks the lectures held.
     void loadTimetable().then(() => loadLectures(null));
   });
@@ -377,6 +414,7 @@ async function leaveQueue(): Promise<void> {
     await call(token, 'DELETE', `/lectures/${panel!.lecture.id}/queue`);
     await refresh();
   });
+  termLive?.start();
 }
 
 /** Runs an action with the buttons disabled; a contract code becomes the panel's status. */
@@ -415,6 +453,7 @@ function update(s: QueueStatus): void {
   if (!panel || s.lectureId !== panel.lecture.id) return;
   const was = panel.status?.status;
   panel.status = s;
+  if (plan?.lectureIds.includes(s.lectureId)) setPlanStatus(s); // the plan shows it alike
   panel.code = undefined;
   if (s.status !== 'ADMITTED') panel.refusal = undefined;
   if (s.status === 'WAITING' && (panel.startPosition === undefined || was !== 'WAITING'))
