@@ -91,6 +91,7 @@ export class LiveQueue {
       return 'dropped';
     }
     if (res.status === 503 || res.status === 429) return 'refused';
+    if (res.status === 204) return this.nothingToSend();
     if (!res.ok || !res.body) {
       this.on.failed(toError(res, await res.json().catch(() => ({}))));
       return 'done';
@@ -116,6 +117,23 @@ export class LiveQueue {
     if (last === 'reconnect') return 'reconnect';
     if (last === 'status' && status?.status === 'WAITING' && status.seatsLeft === 0) return 'full';
     return ended || last === 'status' || last === 'error' ? 'done' : 'dropped';
+  }
+
+  /**
+   * 204: the service has nothing to send, as there is nothing to wait for (API.md v4). What
+   * that is, is read once: waiting for a full lecture is looked at now and then all the same.
+   */
+  private async nothingToSend(): Promise<'done' | 'full' | 'refused'> {
+    try {
+      const s = await call<QueueStatus>(this.token, 'GET', `/lectures/${this.lectureId}/queue`);
+      this.on.status(s);
+      return s.status === 'WAITING' && s.seatsLeft === 0 ? 'full' : 'done';
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status === 0 || e.status === 429 || e.status >= 500)
+        return 'refused';
+      this.on.failed(e);
+      return 'done';
+    }
   }
 
   /** Polls every FULL_POLL_MS until the student is no longer waiting for a full lecture. */
