@@ -214,6 +214,23 @@ describe('Student page (GET /)', () => {
     await expectText(page, 'queue-status', 'ADMITTED', 15_000);
   });
 
+  it('an answer without a contract code is shown as unknown, never in the words of another code', async () => {
+    const { id } = await lecture({ title: 'Behind a proxy', capacity: 5 });
+    const page = await studentPage('proxied', id, 1000, (p) =>
+      // A proxy in front of the service answers the join with its own error page.
+      p.route(`**/lectures/${id}/queue`, (route) =>
+        route.request().method() === 'POST'
+          ? route.fulfill({ status: 502, contentType: 'text/html', body: '<h1>Bad Gateway</h1>' })
+          : route.continue(),
+      ),
+    );
+    await joinFromPage(page, id);
+    await expectText(page, 'error', 'HTTP 502');
+    const shown = await page.getByTestId('error').innerText();
+    expect(shown).not.toContain('busy or unavailable'); // UNAVAILABLE's words
+    expect(shown).toContain('unexpected');
+  });
+
   it('an answer for the lecture the student just left never overwrites the one chosen since', async () => {
     const left = await lecture({ title: 'Left behind', capacity: 5 });
     const chosen = await lecture({ title: 'Chosen instead', capacity: 5 });

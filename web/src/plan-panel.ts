@@ -3,7 +3,7 @@ import { h } from './dom.js';
 import { MESSAGES, STATUS_WORDS, duration, meetingsText, shownStatus } from './format.js';
 
 /** A planned lecture's state: its live status, or the code a join answered (FULL, …). */
-export type PlannedStatus = QueueStatus | { lectureId: number; code: string };
+export type PlannedStatus = QueueStatus | { lectureId: number; code: string; message?: string };
 
 export interface PlanState {
   plan: Plan;
@@ -131,7 +131,7 @@ function item(id: number, s: PlanState, act: PlanActions): HTMLElement {
       : code === 'ADMITTED' && q?.ticketExpiresAt
         ? h('span', {}, 'enroll within ', h('span', { class: 'countdown', 'data-expires': q.ticketExpiresAt }, duration(Date.parse(q.ticketExpiresAt) - Date.now()))) // prettier-ignore
         : 'code' in (st ?? {}) || code === 'FULL'
-          ? (MESSAGES[code] ?? code)
+          ? (MESSAGES[code] ?? (st && 'message' in st ? st.message : undefined) ?? code)
           : q && code === 'NOT_QUEUED'
             ? `${q.seatsLeft} seats left`
             : '';

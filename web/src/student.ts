@@ -117,7 +117,7 @@ async function loadPlan(): Promise<void> {
         if (s.status === 'ENROLLED' && !timetable?.items.some((i) => i.lectureId === s.lectureId)) void loadTimetable(); // prettier-ignore
         setPlanStatus(s);
       },
-      lectureFailed: (id, e) => setPlanStatus({ lectureId: id, code: e.code }),
+      lectureFailed: (id, e) => setPlanStatus({ lectureId: id, code: e.code, message: e.message }),
       mode: (m) => {
         planMode = m;
         drawPlan();
@@ -147,7 +147,7 @@ async function readPlanned(lectureId: number): Promise<void> {
   } catch (e) {
     // A contract refusal (CLOSED) is the lecture's status; a fault is left to the next look.
     if (e instanceof ApiError && e.status >= 400 && e.status < 500 && e.status !== 429)
-      setPlanStatus({ lectureId, code: e.code });
+      setPlanStatus({ lectureId, code: e.code, message: e.message });
   }
 }
 
@@ -243,7 +243,7 @@ function togglePlan(l: Lecture, add: boolean): void {
 async function joinAll(): Promise<void> {
   const { items } = await call<{ items: PlanQueueItem[] }>(token, 'POST', `/me/terms/${encodeURIComponent(term!)}/plan/queue`); // prettier-ignore
   for (const i of items) {
-    planStatuses.set(i.lectureId, i.error ? { lectureId: i.lectureId, code: i.error.code } : (i as QueueStatus)); // prettier-ignore
+    planStatuses.set(i.lectureId, i.error ? { lectureId: i.lectureId, code: i.error.code, message: i.error.message } : (i as QueueStatus)); // prettier-ignore
   }
   termLive?.start();
 }
