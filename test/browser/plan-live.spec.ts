@@ -227,5 +227,7 @@ describe('Student page: the plan stays true (v4 corrections)', () => {
       ),
     );
     await page.getByTestId('error').getByText('has expired').waitFor();
+    // Nothing was read: the plan claims no status (it used to say NOT_QUEUED).
+    expect(await page.getByTestId(`status-${id}`).textContent()).toBe('UNKNOWN');
   });
 });

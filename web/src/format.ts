@@ -11,6 +11,11 @@ export function duration(ms: number): string {
   return `${sec} s`;
 }
 
+/** "1 seat left", "3 seats left". */
+export function seatsLeft(n: number): string {
+  return `${n} seat${n === 1 ? '' : 's'} left`;
+}
+
 export function when(iso: string): string {
   return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
@@ -41,6 +46,8 @@ export const STATUS_WORDS: Record<string, string> = {
   ENROLLED: 'Enrolled',
   PRE_QUEUED: 'In the pre-queue',
   FULL: 'Full: no seat left',
+  /** a planned lecture whose status the page has not read (yet): never claimed to be another */
+  UNKNOWN: 'Status not known yet',
   CLOSED: 'Closed',
   NOT_OPEN: 'Not open yet',
 };

@@ -54,7 +54,9 @@ function row(
       : h(
           'span',
           { class: 'meta' },
-          l.status === 'FULL' ? `all ${l.capacity} seats taken` : `${l.seatsLeft} of ${l.capacity} seats left`, // prettier-ignore
+          l.status === 'FULL'
+            ? l.capacity === 1 ? 'its one seat is taken' : `all ${l.capacity} seats taken`
+            : `${l.seatsLeft} of ${l.capacity} seat${l.capacity === 1 ? '' : 's'} left`, // prettier-ignore
         );
   const facts = [
     `${l.credits} credit${l.credits === 1 ? '' : 's'}`,

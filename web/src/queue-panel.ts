@@ -1,6 +1,6 @@
 import type { Lecture, QueueStatus } from './api.js';
 import { h } from './dom.js';
-import { MESSAGES, STATUS_WORDS, duration, shownStatus, when } from './format.js';
+import { MESSAGES, STATUS_WORDS, duration, seatsLeft, shownStatus, when } from './format.js';
 
 export interface PanelState {
   lecture: Lecture;
@@ -110,7 +110,7 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
               : 'unknown'
             : `about ${duration(q.estimatedWaitSeconds * 1000)}`,
         ),
-        ` · ${q.seatsLeft} seats left`,
+        ` · ${seatsLeft(q.seatsLeft)}`,
       ),
       q.seatsLeft === 0
         ? h(
@@ -182,7 +182,7 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
   }
   if (q?.status === 'NOT_QUEUED' && !s.code && q.seatsLeft > 0) {
     // Watched live already: once the student joins, the place shows up here by itself.
-    parts.push(h('p', { class: 'meta' }, `Not in the queue yet · ${q.seatsLeft} seats left`));
+    parts.push(h('p', { class: 'meta' }, `Not in the queue yet · ${seatsLeft(q.seatsLeft)}`));
   }
   const full = shown === 'FULL' && !s.code;
   if (full) {
