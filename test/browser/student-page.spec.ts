@@ -1,4 +1,5 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { eventually } from '../helpers/api';
 import { connectBrowser } from '../helpers/browser';
 import { ServerProcess, startedServer } from '../helpers/server-process';
 import { TestContext } from '../helpers/test-context';
@@ -45,12 +46,12 @@ describe('Student page (GET /)', () => {
     student: string,
     lectureId: number,
     width = 1000,
-    before: (page: Page) => void = () => undefined,
+    before: (page: Page) => unknown = () => undefined,
   ): Promise<Page> {
     const context = await browser.newContext({ viewport: { width, height: 800 } });
     contexts.push(context);
     const page = await context.newPage();
-    before(page);
+    await before(page);
     await page.goto(`${server.url}/#lecture=${lectureId}&token=${tokenFor(student)}`);
     await page.getByTestId('queue-status').waitFor();
     return page;
@@ -156,7 +157,11 @@ describe('Student page (GET /)', () => {
     const button = fresh.getByTestId(`join-${id}`);
     expect(await button.textContent()).toBe('See seats');
     await fresh.getByText('Every seat is taken, so the queue is closed for now').waitFor();
-    expect(await fresh.locator('.status.badge').first().innerText()).toContain('Not in the queue');
+    // The headline and the status a client reads say FULL too (API.md v4 corrections).
+    await expectText(fresh, 'queue-status', 'FULL');
+    const headline = await fresh.locator('.status.badge').first().innerText();
+    expect(headline).toContain('Full');
+    expect(headline).not.toContain('Not in the queue');
   });
 
   it('waiting for a full lecture (its stream ended): a seat given back later admits the student, and the page says so', async () => {
@@ -174,6 +179,56 @@ describe('Student page (GET /)', () => {
     expect((await api('DELETE', `/lectures/${id}/enroll`, 'keeper')).status).toBe(204);
     await expectText(page, 'queue-status', 'ADMITTED', 12_000);
     expect(streams.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a lecture stream answered 204 is taken as "stop": the page reads the status instead of reopening the stream, and a seat given back still admits the student', async () => {
+    const { id } = await lecture({ title: 'Quiet queue', capacity: 1 });
+    expect((await api('POST', `/lectures/${id}/queue`, 'firstcome')).status).toBe(201); // the ticket
+    expect((await api('POST', `/lectures/${id}/queue`, 'patient')).status).toBe(201); // waiting
+    expect((await api('POST', `/lectures/${id}/enroll`, 'firstcome')).status).toBe(201); // no seat left
+    const seen: string[] = []; // the page's stream opens and status reads, in order
+    let answered!: Promise<unknown>;
+    const page = await studentPage('patient', id, 1000, async (p) => {
+      // Every open carries Last-Event-ID, as a reconnect would: the service answers 204 while
+      // the status is one the stream ends on (WAITING with no seat left).
+      await p.route(`**/lectures/${id}/queue/events`, (route) =>
+        route.continue({ headers: { ...route.request().headers(), 'last-event-id': '1' } }),
+      );
+      p.on('request', (r) => {
+        const path = new URL(r.url()).pathname;
+        if (path === `/lectures/${id}/queue/events`) seen.push('stream');
+        else if (path === `/lectures/${id}/queue` && r.method() === 'GET') seen.push('read');
+      });
+      answered = p.waitForResponse((r) => r.url().endsWith('/queue/events') && r.status() === 204); // prettier-ignore
+    });
+    await expectText(page, 'queue-status', 'WAITING');
+    await answered;
+    // The SSE standard's "stop": no stream again while nothing changed, only a read at once and
+    // one every 5 s (waiting with no seat left); 15 s leaves room for a loaded machine.
+    const afterStop = () => seen.slice(seen.indexOf('stream') + 1);
+    await eventually(async () => afterStop().filter((x) => x === 'read').length >= 2, 15_000);
+    expect(afterStop()).not.toContain('stream');
+    expect(await page.getByTestId('error').isHidden()).toBe(true);
+
+    expect((await api('DELETE', `/lectures/${id}/enroll`, 'firstcome')).status).toBe(204);
+    await expectText(page, 'queue-status', 'ADMITTED', 15_000);
+  });
+
+  it('an answer without a contract code is shown as unknown, never in the words of another code', async () => {
+    const { id } = await lecture({ title: 'Behind a proxy', capacity: 5 });
+    const page = await studentPage('proxied', id, 1000, (p) =>
+      // A proxy in front of the service answers the join with its own error page.
+      p.route(`**/lectures/${id}/queue`, (route) =>
+        route.request().method() === 'POST'
+          ? route.fulfill({ status: 502, contentType: 'text/html', body: '<h1>Bad Gateway</h1>' })
+          : route.continue(),
+      ),
+    );
+    await joinFromPage(page, id);
+    await expectText(page, 'error', 'HTTP 502');
+    const shown = await page.getByTestId('error').innerText();
+    expect(shown).not.toContain('busy or unavailable'); // UNAVAILABLE's words
+    expect(shown).toContain('unexpected');
   });
 
   it('an answer for the lecture the student just left never overwrites the one chosen since', async () => {

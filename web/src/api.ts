@@ -60,10 +60,12 @@ export function toError(
   body: { code?: string; message?: string; conflictsWith?: number[] },
 ): ApiError {
   const retry = Number(res.headers.get('Retry-After'));
+  // No contract code (a proxy's error page, a 204 where JSON was due): unknown, and said so —
+  // never in the words of a code the service did not send.
   return new ApiError(
     res.status,
-    body.code ?? 'UNAVAILABLE',
-    body.message ?? res.statusText,
+    body.code ?? 'UNKNOWN',
+    body.message ?? `HTTP ${res.status} ${res.statusText}`.trim(),
     Number.isFinite(retry) && retry > 0 ? retry : undefined,
     Array.isArray(body.conflictsWith) ? body.conflictsWith : [],
   );

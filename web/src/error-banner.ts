@@ -2,11 +2,19 @@ import { ApiError } from './api.js';
 import { $, h } from './dom.js';
 import { MESSAGES } from './format.js';
 
-/** The one place errors are shown, readable, with a retry where trying again can help. */
+/**
+ * The one place errors are shown, readable, with a retry where trying again can help. A code
+ * the page has no words for is shown as it came (the service's message and the code); what is
+ * not an answer of the service at all is said to be unexpected — never another code's words.
+ */
 export function showError(err: unknown, retry?: () => void): void {
   const box = $('[data-testid="error"]');
-  const e = err instanceof ApiError ? err : new ApiError(0, 'UNAVAILABLE', String(err));
-  let text = MESSAGES[e.code] ?? e.message;
+  const e = err instanceof ApiError ? err : new ApiError(0, 'UNKNOWN', String(err));
+  let text =
+    MESSAGES[e.code] ??
+    (e.code === 'UNKNOWN'
+      ? `Something unexpected went wrong (${e.message}).`
+      : `${e.message} (${e.code})`);
   if (e.retryAfterSeconds) text += ` Try again in ${e.retryAfterSeconds} s.`;
   const retryable = retry && (e.status === 0 || e.status === 429 || e.status >= 500);
   const parts: Node[] = [h('span', {}, text)];

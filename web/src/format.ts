@@ -1,3 +1,5 @@
+import type { QueueStatus } from './api.js';
+
 /** "1 h 02 min", "4 min 05 s", "12 s": a countdown a student reads at a glance. */
 export function duration(ms: number): string {
   const s = Math.max(0, Math.ceil(ms / 1000));
@@ -7,6 +9,11 @@ export function duration(ms: number): string {
   if (h > 0) return `${h} h ${String(m).padStart(2, '0')} min`;
   if (m > 0) return `${m} min ${String(sec).padStart(2, '0')} s`;
   return `${sec} s`;
+}
+
+/** "1 seat left", "3 seats left". */
+export function seatsLeft(n: number): string {
+  return `${n} seat${n === 1 ? '' : 's'} left`;
 }
 
 export function when(iso: string): string {
@@ -38,10 +45,21 @@ export const STATUS_WORDS: Record<string, string> = {
   ADMITTED: 'Your turn: enroll now',
   ENROLLED: 'Enrolled',
   PRE_QUEUED: 'In the pre-queue',
-  FULL: 'Full',
+  FULL: 'Full: no seat left',
+  /** a planned lecture whose status the page has not read (yet): never claimed to be another */
+  UNKNOWN: 'Status not known yet',
   CLOSED: 'Closed',
   NOT_OPEN: 'Not open yet',
 };
+
+/**
+ * The status a student reads for a lecture: FULL where no seat is left and they are not in it
+ * (a join would be refused, API.md v4 corrections), else the QueueStatus itself. A student
+ * waiting while no seat is left keeps their place: that still reads WAITING.
+ */
+export function shownStatus(q: QueueStatus): string {
+  return q.status === 'NOT_QUEUED' && q.seatsLeft === 0 ? 'FULL' : q.status;
+}
 
 /** A lecture's status in the list, in words. */
 export const LECTURE_WORDS: Record<string, string> = {

@@ -2,6 +2,15 @@ import type { Lecture } from './api.js';
 import { h } from './dom.js';
 import { LECTURE_WORDS, duration, meetingsText, when } from './format.js';
 
+/** The list's "Add to plan" buttons: what is planned, and the edits not stored yet. */
+export interface PlanButtons {
+  planned: ReadonlySet<number>;
+  /** a lecture whose edit waits or runs: true while it is being added, false removed */
+  pending: ReadonlyMap<number, boolean>;
+  /** `add`: what the button offered when clicked (never worked out again from a later plan) */
+  toggle(l: Lecture, add: boolean): void;
+}
+
 /**
  * The term's lectures: code, credits, meeting times, instructor and location, and what the
  * student can do — join an open one, look at a full one (a seat may come back), see when a
@@ -13,25 +22,23 @@ export function renderLectures(
   onChoose: (l: Lecture, join: boolean) => void,
   emptyText = 'No lecture is open or scheduled right now.',
   held: ReadonlySet<number> = new Set(),
-  planned: ReadonlySet<number> = new Set(),
-  onPlan: (l: Lecture) => void = () => undefined,
+  plan: PlanButtons = { planned: new Set(), pending: new Map(), toggle: () => undefined },
 ): void {
   if (lectures.length === 0) {
     list.replaceChildren(h('li', { class: 'meta' }, emptyText));
     return;
   }
-  list.replaceChildren(
-    ...lectures.map((l) => row(l, onChoose, held.has(l.id), planned.has(l.id), onPlan)),
-  );
+  list.replaceChildren(...lectures.map((l) => row(l, onChoose, held.has(l.id), plan)));
 }
 
 function row(
   l: Lecture,
   onChoose: (l: Lecture, join: boolean) => void,
   mine: boolean,
-  inPlan: boolean,
-  onPlan: (l: Lecture) => void,
+  plan: PlanButtons,
 ): HTMLElement {
+  const adding = plan.pending.get(l.id);
+  const inPlan = adding ?? plan.planned.has(l.id);
   const seats =
     l.status === 'SCHEDULED'
       ? h(
@@ -47,7 +54,9 @@ function row(
       : h(
           'span',
           { class: 'meta' },
-          l.status === 'FULL' ? `all ${l.capacity} seats taken` : `${l.seatsLeft} of ${l.capacity} seats left`, // prettier-ignore
+          l.status === 'FULL'
+            ? l.capacity === 1 ? 'its one seat is taken' : `all ${l.capacity} seats taken`
+            : `${l.seatsLeft} of ${l.capacity} seat${l.capacity === 1 ? '' : 's'} left`, // prettier-ignore
         );
   const facts = [
     `${l.credits} credit${l.credits === 1 ? '' : 's'}`,
@@ -94,8 +103,9 @@ function row(
         ? null
         : h(
             'button',
-            { type: 'button', class: inPlan ? 'secondary' : 'secondary', 'data-testid': `plan-add-${l.id}`, 'aria-pressed': inPlan ? 'true' : 'false', onclick: () => onPlan(l) }, // prettier-ignore
-            inPlan ? 'In plan ✓' : 'Add to plan',
+            // Another lecture's button stays enabled while this edit is stored: its edit waits.
+            { type: 'button', class: 'secondary', 'data-testid': `plan-add-${l.id}`, 'aria-pressed': inPlan ? 'true' : 'false', disabled: adding !== undefined, onclick: () => plan.toggle(l, !inPlan) }, // prettier-ignore
+            adding === undefined ? (inPlan ? 'In plan ✓' : 'Add to plan') : adding ? 'Adding…' : 'Removing…', // prettier-ignore
           ),
       action,
     ),

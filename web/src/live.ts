@@ -91,6 +91,7 @@ export class LiveQueue {
       return 'dropped';
     }
     if (res.status === 503 || res.status === 429) return 'refused';
+    if (res.status === 204) return this.nothingToSend();
     if (!res.ok || !res.body) {
       this.on.failed(toError(res, await res.json().catch(() => ({}))));
       return 'done';
@@ -99,9 +100,11 @@ export class LiveQueue {
     this.backoff = 1000;
     let last: string | undefined;
     let status: QueueStatus | undefined;
+    let ended = false; // `event: end`: the service ended it on purpose, after its last status
     try {
       for await (const frame of frames(res.body)) {
-        last = frame.event;
+        if (frame.event === 'end') ended = true;
+        else last = frame.event;
         if (frame.event === 'status') this.on.status((status = frame.data as QueueStatus));
         if (frame.event === 'error') {
           const e = frame.data as { statusCode: number; code: string; message: string };
@@ -113,7 +116,24 @@ export class LiveQueue {
     }
     if (last === 'reconnect') return 'reconnect';
     if (last === 'status' && status?.status === 'WAITING' && status.seatsLeft === 0) return 'full';
-    return last === 'status' || last === 'error' ? 'done' : 'dropped';
+    return ended || last === 'status' || last === 'error' ? 'done' : 'dropped';
+  }
+
+  /**
+   * 204: the service has nothing to send, as there is nothing to wait for (API.md v4). What
+   * that is, is read once: waiting for a full lecture is looked at now and then all the same.
+   */
+  private async nothingToSend(): Promise<'done' | 'full' | 'refused'> {
+    try {
+      const s = await call<QueueStatus>(this.token, 'GET', `/lectures/${this.lectureId}/queue`);
+      this.on.status(s);
+      return s.status === 'WAITING' && s.seatsLeft === 0 ? 'full' : 'done';
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status === 0 || e.status === 429 || e.status >= 500)
+        return 'refused';
+      this.on.failed(e);
+      return 'done';
+    }
   }
 
   /** Polls every FULL_POLL_MS until the student is no longer waiting for a full lecture. */
@@ -151,7 +171,11 @@ export class LiveQueue {
   }
 }
 
-/** Server-Sent Events frames of a fetch body: `event:` and `data:` lines, `:` comments skipped. */
+/**
+ * Server-Sent Events frames of a fetch body: `event:` and `data:` lines, `:` comments skipped.
+ * An event without data (`event: end`) comes with `data` undefined, and data that is not JSON
+ * as its text: neither may end the read of the stream with a parse error.
+ */
 export async function* frames(
   body: ReadableStream<Uint8Array>,
 ): AsyncGenerator<{ event: string; data: unknown }> {
@@ -172,8 +196,17 @@ export async function* frames(
           .map((l) => l.slice(name.length + 1).trim())
           .join('\n');
       const data = field('data');
-      if (data) yield { event: field('event') || 'message', data: JSON.parse(data) };
+      const event = field('event');
+      if (data || event) yield { event: event || 'message', data: data ? parse(data) : undefined };
     }
+  }
+}
+
+function parse(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return data;
   }
 }
 

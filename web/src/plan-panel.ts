@@ -1,9 +1,16 @@
 import type { Lecture, Plan, QueueStatus, Timetable } from './api.js';
 import { h } from './dom.js';
-import { MESSAGES, STATUS_WORDS, duration, meetingsText } from './format.js';
+import {
+  MESSAGES,
+  STATUS_WORDS,
+  duration,
+  meetingsText,
+  seatsLeft,
+  shownStatus,
+} from './format.js';
 
 /** A planned lecture's state: its live status, or the code a join answered (FULL, …). */
-export type PlannedStatus = QueueStatus | { lectureId: number; code: string };
+export type PlannedStatus = QueueStatus | { lectureId: number; code: string; message?: string };
 
 export interface PlanState {
   plan: Plan;
@@ -48,8 +55,9 @@ export function heldInTheWay(l: Lecture, t: Timetable | undefined): Timetable['i
   );
 }
 
+/** UNKNOWN until the stream (or a read) told the page: the panel claims no status it has not seen. */
 const codeOf = (s: PlannedStatus | undefined) =>
-  s === undefined ? 'NOT_QUEUED' : 'code' in s ? s.code : s.status;
+  s === undefined ? 'UNKNOWN' : 'code' in s ? s.code : shownStatus(s);
 const held = (t: Timetable | undefined, id: number) => !!t?.items.some((i) => i.lectureId === id);
 
 /** Whether the timetable is at its limit while places in line remain that no longer fit. */
@@ -125,16 +133,24 @@ function item(id: number, s: PlanState, act: PlanActions): HTMLElement {
   const st = s.statuses.get(id);
   const code = held(s.timetable, id) ? 'ENROLLED' : codeOf(st);
   const q = st && !('code' in st) ? st : undefined;
+  const wait =
+    q?.seatsLeft === 0
+      ? ' · no seat left for now'
+      : q?.estimatedWaitSeconds != null
+        ? ` · about ${duration(q.estimatedWaitSeconds * 1000)}`
+        : '';
   const detail =
     code === 'WAITING' && q
-      ? `place ${q.position} of ${q.waiting}${q.estimatedWaitSeconds !== null ? ` · about ${duration(q.estimatedWaitSeconds * 1000)}` : ''}` // prettier-ignore
+      ? `place ${q.position} of ${q.waiting}${wait}`
       : code === 'ADMITTED' && q?.ticketExpiresAt
         ? h('span', {}, 'enroll within ', h('span', { class: 'countdown', 'data-expires': q.ticketExpiresAt }, duration(Date.parse(q.ticketExpiresAt) - Date.now()))) // prettier-ignore
-        : 'code' in (st ?? {})
-          ? (MESSAGES[code] ?? code)
-          : q && code === 'NOT_QUEUED'
-            ? `${q.seatsLeft} seats left`
-            : '';
+        : code === 'FULL' && q
+          ? 'a seat given back shows here'
+          : st && 'code' in st
+            ? (MESSAGES[code] ?? st.message ?? code)
+            : q && code === 'NOT_QUEUED'
+              ? seatsLeft(q.seatsLeft)
+              : '';
   const buttons: HTMLElement[] = [];
   if (code === 'ADMITTED' && l) {
     const inTheWay = heldInTheWay(l, s.timetable);

@@ -1,6 +1,6 @@
 import type { Lecture, QueueStatus } from './api.js';
 import { h } from './dom.js';
-import { MESSAGES, STATUS_WORDS, duration, when } from './format.js';
+import { MESSAGES, STATUS_WORDS, duration, seatsLeft, shownStatus, when } from './format.js';
 
 export interface PanelState {
   lecture: Lecture;
@@ -27,7 +27,7 @@ export interface PanelActions {
 
 /** The chosen lecture's queue: status, position and progress, countdowns, Enroll, the result. */
 export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions): void {
-  const shown = s.code ?? s.status?.status ?? 'NOT_QUEUED';
+  const shown = s.code ?? (s.status ? shownStatus(s.status) : 'NOT_QUEUED');
   const q = s.status;
   const parts: (Node | null)[] = [
     h('h2', {}, s.lecture.title),
@@ -110,7 +110,7 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
               : 'unknown'
             : `about ${duration(q.estimatedWaitSeconds * 1000)}`,
         ),
-        ` · ${q.seatsLeft} seats left`,
+        ` · ${seatsLeft(q.seatsLeft)}`,
       ),
       q.seatsLeft === 0
         ? h(
@@ -182,9 +182,9 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
   }
   if (q?.status === 'NOT_QUEUED' && !s.code && q.seatsLeft > 0) {
     // Watched live already: once the student joins, the place shows up here by itself.
-    parts.push(h('p', { class: 'meta' }, `Not in the queue yet · ${q.seatsLeft} seats left`));
+    parts.push(h('p', { class: 'meta' }, `Not in the queue yet · ${seatsLeft(q.seatsLeft)}`));
   }
-  const full = q?.status === 'NOT_QUEUED' && q.seatsLeft === 0 && !s.code;
+  const full = shown === 'FULL' && !s.code;
   if (full) {
     parts.push(
       h('p', {}, 'Every seat is taken, so the queue is closed for now. If a student gives a seat back, you can join here.'), // prettier-ignore

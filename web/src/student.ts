@@ -18,6 +18,7 @@ import { PlanState, PlannedStatus, renderPlan } from './plan-panel.js';
 import { PanelState, renderPanel, tickCountdowns } from './queue-panel.js';
 import { claims, forgetToken, fragment, readFragment, saveToken } from './session.js';
 import { TermLive } from './term-live.js';
+import { Serial } from './serial.js';
 import { renderTimetable } from './timetable.js';
 
 /** The student page: sign in, find a lecture of the term, wait live, enroll, see the week. */
@@ -34,7 +35,13 @@ let plan: Plan | undefined;
 const known = new Map<number, Lecture>();
 const planStatuses = new Map<number, PlannedStatus>();
 let termLive: TermLive | undefined;
+/** plan actions run one at a time: each edit is made to the plan the one before stored */
+const planActions = new Serial();
+/** lectures whose plan edit waits or runs (true: being added) */
+const planPending = new Map<number, boolean>();
 let planBusy = false;
+/** the lectures the list shows, drawn again when the plan or the timetable changes */
+let listed: { lectures: Lecture[]; empty?: string } | undefined;
 let planMode: PlanState['mode'];
 const CODES = ['FULL', 'CLOSED', 'NOT_OPEN'] as const;
 const RULES = ['SAME_COURSE', 'TIME_CONFLICT', 'CREDIT_LIMIT'];
@@ -107,18 +114,16 @@ async function loadPlan(): Promise<void> {
     await learn(plan.lectureIds);
     termLive ??= new TermLive(token, term, {
       status: (s) => {
-        planStatuses.set(s.lectureId, s);
         if (s.status === 'ENROLLED' && !timetable?.items.some((i) => i.lectureId === s.lectureId)) void loadTimetable(); // prettier-ignore
-        drawPlan();
+        setPlanStatus(s);
       },
-      lectureFailed: (id, e) => {
-        planStatuses.set(id, { lectureId: id, code: e.code });
-        drawPlan();
-      },
+      lectureFailed: (id, e) => setPlanStatus({ lectureId: id, code: e.code, message: e.message }),
       mode: (m) => {
         planMode = m;
         drawPlan();
       },
+      nothingSent: () => void readUnknownStatuses(),
+      failed: (e) => showError(e), // an expired token says so instead of the panel going quiet
     });
     termLive.start();
     drawPlan();
@@ -126,6 +131,42 @@ async function loadPlan(): Promise<void> {
   } catch (e) {
     showError(e, () => void loadPlan());
   }
+}
+
+/** A planned lecture's status, drawn unless it is what the panel shows already. */
+function setPlanStatus(s: PlannedStatus): void {
+  if (JSON.stringify(planStatuses.get(s.lectureId)) === JSON.stringify(s)) return;
+  planStatuses.set(s.lectureId, s);
+  drawPlan();
+}
+
+/** Reads a planned lecture's status (GET …/queue): the stream has nothing to say about it. */
+async function readPlanned(lectureId: number): Promise<void> {
+  try {
+    setPlanStatus(await call<QueueStatus>(token, 'GET', `/lectures/${lectureId}/queue`));
+  } catch (e) {
+    // A contract refusal (CLOSED) is the lecture's status; a fault is left to the next look.
+    if (e instanceof ApiError && e.status >= 400 && e.status < 500 && e.status !== 429)
+      setPlanStatus({ lectureId, code: e.code, message: e.message });
+  }
+}
+
+/** The term stream answered 204 (nothing to wait for): the planned statuses not seen yet. */
+async function readUnknownStatuses(): Promise<void> {
+  const mine = new Set(timetable?.items.map((i) => i.lectureId));
+  const unknown = (plan?.lectureIds ?? []).filter((id) => !planStatuses.has(id) && !mine.has(id));
+  await Promise.all(unknown.map(readPlanned));
+}
+
+/**
+ * After the student changed a lecture's status: its panel and plan read it again (a stream
+ * that had ended says nothing of it), and the term stream opens again if it had ended.
+ */
+async function recheck(lectureId: number): Promise<void> {
+  termLive?.start();
+  // The panel's read reaches the plan too (update() passes it on).
+  if (panel?.lecture.id === lectureId) await refresh();
+  else if (plan?.lectureIds.includes(lectureId)) await readPlanned(lectureId);
 }
 
 /** Fetches the lectures the page has not seen yet (a plan made on another device). */
@@ -150,47 +191,59 @@ function drawPlan(): void {
   renderPlan($('[data-testid="plan"]'), state, {
     joinAll: () => void planAct(joinAll),
     enroll: (id, swapFrom) => void planAct(() => planEnroll(id, swapFrom)),
-    remove: (id) => void planAct(() => setPlan(plan!.lectureIds.filter((x) => x !== id))),
+    remove: (id) => void planAct(() => editPlan((ids) => ids.filter((x) => x !== id))),
     giveUp: () => void planAct(giveUp),
   });
 }
 
-/** Runs a plan action with its buttons disabled; its error goes to the banner. */
+/**
+ * Runs a plan action once those before it are done — two quick clicks must not send two plans
+ * at once, each missing the other's lecture — with the plan's buttons disabled meanwhile; its
+ * error goes to the banner and the next action still runs.
+ */
 async function planAct(work: () => Promise<void>): Promise<void> {
   planBusy = true;
   drawPlan();
-  try {
-    clearError();
-    await work();
-  } catch (e) {
-    showError(e);
-  } finally {
-    planBusy = false;
-    drawPlan();
-  }
+  await planActions.run(async () => {
+    try {
+      clearError();
+      await work();
+    } catch (e) {
+      showError(e);
+    }
+  });
+  planBusy = planActions.busy;
+  drawPlan();
 }
 
-async function setPlan(lectureIds: number[]): Promise<void> {
+/** Stores a change made to the plan as the service last answered it (the latest one). */
+async function editPlan(change: (ids: number[]) => number[]): Promise<void> {
+  const lectureIds = change(plan!.lectureIds);
+  if (lectureIds.join() === plan!.lectureIds.join()) return; // already so: a repeated click
   plan = await call<Plan>(token, 'PUT', `/me/terms/${encodeURIComponent(term!)}/plan`, { lectureIds }); // prettier-ignore
   await learn(plan.lectureIds);
   termLive?.start(); // ended once nothing was left to wait for: the new plan is something
   drawTimetable();
-  void loadLectures(null);
+  drawLectures();
 }
 
-function togglePlan(l: Lecture): void {
+function togglePlan(l: Lecture, add: boolean): void {
   if (!plan) return;
-  const ids = plan.lectureIds.includes(l.id)
-    ? plan.lectureIds.filter((id) => id !== l.id)
-    : [...plan.lectureIds, l.id];
-  void planAct(() => setPlan(ids));
+  planPending.set(l.id, add);
+  drawLectures();
+  const change = (ids: number[]) =>
+    add ? (ids.includes(l.id) ? ids : [...ids, l.id]) : ids.filter((id) => id !== l.id);
+  void planAct(() => editPlan(change)).finally(() => {
+    if (planPending.get(l.id) === add) planPending.delete(l.id);
+    drawLectures();
+  });
 }
 
 /** Joins (or pre-queues) the whole plan in one request; each lecture's answer shows at once. */
 async function joinAll(): Promise<void> {
   const { items } = await call<{ items: PlanQueueItem[] }>(token, 'POST', `/me/terms/${encodeURIComponent(term!)}/plan/queue`); // prettier-ignore
   for (const i of items) {
-    planStatuses.set(i.lectureId, i.error ? { lectureId: i.lectureId, code: i.error.code } : (i as QueueStatus)); // prettier-ignore
+    planStatuses.set(i.lectureId, i.error ? { lectureId: i.lectureId, code: i.error.code, message: i.error.message } : (i as QueueStatus)); // prettier-ignore
   }
   termLive?.start();
 }
@@ -200,6 +253,7 @@ async function planEnroll(lectureId: number, swapFrom?: number): Promise<void> {
   await call(token, 'POST', `/lectures/${lectureId}/enroll`, swapFrom ? { swapFrom } : undefined);
   const was = planStatuses.get(lectureId);
   if (was && !('code' in was)) planStatuses.set(lectureId, { ...was, status: 'ENROLLED', ticketExpiresAt: null }); // prettier-ignore
+  termLive?.start();
   void loadEnrollments();
   await loadTimetable();
   void loadLectures(null);
@@ -217,6 +271,7 @@ async function giveUp(): Promise<void> {
     const s = planStatuses.get(id) as QueueStatus;
     planStatuses.set(id, { ...s, status: 'NOT_QUEUED', position: null, ticketExpiresAt: null });
   }
+  termLive?.start();
 }
 
 /** Gives a held lecture back (DELETE …/enroll): its seat goes to the next student at once. */
@@ -230,8 +285,7 @@ async function drop(item: TimetableItem): Promise<void> {
   void loadEnrollments();
   await loadTimetable();
   await loadLectures(null); // the list marks the lectures held
-
-  if (panel?.lecture.id === item.lectureId) await refresh();
+  await recheck(item.lectureId); // the plan no longer shows it Enrolled
 }
 
 async function loadLectures(openId: number | null): Promise<void> {
@@ -253,19 +307,24 @@ async function loadLectures(openId: number | null): Promise<void> {
       lectures = lists.flatMap((l) => l.items);
     }
     for (const l of lectures) known.set(l.id, l);
-    renderLectures(
-      $('[data-testid="lecture-list"]'),
-      lectures,
-      (l, join) => void choose(l, join),
-      search ? `No lecture of this term matches “${search}”.` : undefined,
-      new Set(timetable?.items.map((i) => i.lectureId)),
-      new Set(plan?.lectureIds),
-      togglePlan,
-    );
+    listed = { lectures, empty: search ? `No lecture of this term matches “${search}”.` : undefined }; // prettier-ignore
+    drawLectures();
     if (openId) void choose(await call<Lecture>(token, 'GET', `/lectures/${openId}`), false);
   } catch (e) {
     showError(e, () => void loadLectures(openId));
   }
+}
+
+function drawLectures(): void {
+  if (!listed) return;
+  renderLectures(
+    $('[data-testid="lecture-list"]'),
+    listed.lectures,
+    (l, join) => void choose(l, join),
+    listed.empty,
+    new Set(timetable?.items.map((i) => i.lectureId)),
+    { planned: new Set(plan?.lectureIds), pending: planPending, toggle: togglePlan },
+  );
 }
 
 async function loadEnrollments(): Promise<void> {
@@ -304,6 +363,7 @@ async function joinQueue(): Promise<void> {
   await act(async () =>
     update(await call<QueueStatus>(token, 'POST', `/lectures/${panel!.lecture.id}/queue`)),
   );
+  termLive?.start(); // a lecture joined joins the term stream, which may have ended
 }
 
 async function refresh(): Promise<void> {
@@ -342,6 +402,7 @@ async function enroll(swapFrom?: number): Promise<void> {
       position: null,
     });
     void loadEnrollments();
+    termLive?.start();
     // Seats left changed, and the list marks the lectures held.
     void loadTimetable().then(() => loadLectures(null));
   });
@@ -353,6 +414,7 @@ async function leaveQueue(): Promise<void> {
     await call(token, 'DELETE', `/lectures/${panel!.lecture.id}/queue`);
     await refresh();
   });
+  termLive?.start();
 }
 
 /** Runs an action with the buttons disabled; a contract code becomes the panel's status. */
@@ -391,6 +453,7 @@ function update(s: QueueStatus): void {
   if (!panel || s.lectureId !== panel.lecture.id) return;
   const was = panel.status?.status;
   panel.status = s;
+  if (plan?.lectureIds.includes(s.lectureId)) setPlanStatus(s); // the plan shows it alike
   panel.code = undefined;
   if (s.status !== 'ADMITTED') panel.refusal = undefined;
   if (s.status === 'WAITING' && (panel.startPosition === undefined || was !== 'WAITING'))

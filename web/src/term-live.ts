@@ -1,28 +1,55 @@
-import { ApiError, QueueStatus } from './api.js';
+import { ApiError, QueueStatus, toError } from './api.js';
 import { frames } from './live.js';
 
 export interface TermLiveHandlers {
   status(s: QueueStatus): void;
   /** one lecture closed (or went away) while watched */
   lectureFailed(lectureId: number, e: ApiError): void;
-  /** the stream is refused (503, 429) or dropped: the page polls meanwhile */
+  /**
+   * 'live': a stream is open; 'reconnecting': it dropped or is refused (503, 429) and is tried
+   * again with back-off; 'idle': it ended with nothing left to wait for, and is looked at again
+   * every few seconds and after each of the student's actions.
+   */
   mode(m: 'live' | 'reconnecting' | 'idle'): void;
+  /** the service answered 204: nothing to wait for, so it sent no status (API.md v4) */
+  nothingSent(): void;
+  /** refused for a reason trying again will not cure (401: the token expired; 403) */
+  failed(e: ApiError): void;
 }
 
+/**
+ * After the stream ended, how often to open it again: a seat given back to a waiting student
+ * makes the stream worth holding again, and nothing else would tell the page. An open counts
+ * once against the student's rate limit (20 per second by default): one per 5 s is nothing.
+ */
+const RECHECK_MS = 5_000;
+const FIRST_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 15_000;
+
+type Outcome =
+  | { kind: 'ended' } // `event: end`, or the service closed it without a word: a clean end
+  | { kind: 'nothing' } // 204
+  | { kind: 'reconnect' } // the instance is shutting down: open again at once, elsewhere
+  | { kind: 'retry'; afterMs?: number } // dropped, or refused for now (503, 429, Retry-After)
+  | { kind: 'failed'; error: ApiError };
 
 /**
  * The term's one live stream (GET /me/terms/:term/events): every planned lecture's status, and
  * those of the student's queues and seats in the term, on one connection — a browser keeps at
  * most six per origin, so one stream per lecture would starve the page's own requests. Read
- * with fetch (the token in a header); reconnects with back-off when it drops or is refused.
- * When the service ends it (nothing left to wait for), it stays closed until `start` again.
+ * with fetch (the token in a header). The plan panel stays live (API.md v4 corrections): when
+ * the service ends the stream, or answers 204, because nothing is left to wait for, it is
+ * opened again every RECHECK_MS and at once after the student acts (`start`); when it drops or
+ * is refused it is retried with back-off, honouring Retry-After.
  */
 export class TermLive {
   private stopped = false;
   private running = false;
   private abort?: AbortController;
-  private backoff = 1000;
+  private backoff = FIRST_BACKOFF_MS;
+  /** the student acted since the stream was last opened: a stream that ended is opened again */
+  private kicked = false;
+  private wake?: () => void;
 
   constructor(
     private readonly token: string,
@@ -30,9 +57,16 @@ export class TermLive {
     private readonly on: TermLiveHandlers,
   ) {}
 
-  /** Opens the stream unless it is open: after a new plan, a join, an enroll. */
+  /**
+   * Opens the stream, or — after something the student did (a plan edit, a join, an enroll, a
+   * drop) — makes sure it is opened again at once if it has ended. A stream that is open
+   * already follows the change by itself; a back-off is waited out.
+   */
   start(): void {
-    if (this.running || this.stopped) return;
+    if (this.stopped) return;
+    this.kicked = true;
+    this.wake?.();
+    if (this.running) return;
     this.running = true;
     void this.run().finally(() => (this.running = false));
   }
@@ -40,20 +74,47 @@ export class TermLive {
   stop(): void {
     this.stopped = true;
     this.abort?.abort();
+    this.wake?.();
   }
 
   private async run(): Promise<void> {
     while (!this.stopped) {
-      const outcome = await this.stream();
+      this.kicked = false;
+      const out = await this.stream();
       if (this.stopped) return;
-      if (outcome === 'done') return this.on.mode('idle');
+      if (out.kind === 'failed') {
+        this.on.mode('idle');
+        return this.on.failed(out.error); // the next action of the student tries again
+      }
+      if (out.kind === 'ended' || out.kind === 'nothing') {
+        this.backoff = FIRST_BACKOFF_MS;
+        if (out.kind === 'nothing') this.on.nothingSent();
+        this.on.mode('idle');
+        if (!this.kicked) await this.pause(RECHECK_MS, true);
+        continue;
+      }
       this.on.mode('reconnecting');
-      if (outcome !== 'reconnect') await sleep(this.backoff);
-      this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);
+      if (out.kind === 'retry') {
+        await this.pause(out.afterMs ?? this.backoff, false);
+        this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);
+      }
     }
   }
 
-  private async stream(): Promise<'done' | 'dropped' | 'reconnect'> {
+  /** Waits `ms`; `start` cuts short a wait that may be (not a back-off the service asked for). */
+  private pause(ms: number, wakeable: boolean): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        if (this.wake === done) this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      if (wakeable) this.wake = done;
+    });
+  }
+
+  private async stream(): Promise<Outcome> {
     this.abort = new AbortController();
     let res: Response;
     try {
@@ -62,17 +123,20 @@ export class TermLive {
         signal: this.abort.signal,
       });
     } catch {
-      return 'dropped';
+      return { kind: 'retry' };
     }
-    if (res.status === 503 || res.status === 429) return 'dropped';
-    if (!res.ok || !res.body) return 'done';
+    if (res.status === 204) return { kind: 'nothing' };
+    if (!res.ok || !res.body) {
+      const e = toError(res, await res.json().catch(() => ({})));
+      if (res.status !== 429 && res.status < 500) return { kind: 'failed', error: e };
+      return { kind: 'retry', afterMs: e.retryAfterSeconds && e.retryAfterSeconds * 1000 };
+    }
     this.on.mode('live');
-    this.backoff = 1000;
-    let last: string | undefined;
+    this.backoff = FIRST_BACKOFF_MS;
+    let said: 'end' | 'reconnect' | undefined; // why the service is about to close it
     try {
       for await (const frame of frames(res.body)) {
-        if (this.stopped) return 'done';
-        last = frame.event;
+        if (this.stopped) return { kind: 'ended' };
         if (frame.event === 'status') this.on.status(frame.data as QueueStatus);
         if (frame.event === 'error') {
           const { lectureId, error: e } = frame.data as {
@@ -81,12 +145,12 @@ export class TermLive {
           };
           this.on.lectureFailed(lectureId, new ApiError(e.statusCode, e.code, e.message));
         }
+        if (frame.event === 'end' || frame.event === 'reconnect') said = frame.event;
       }
     } catch {
-      return this.stopped ? 'done' : 'dropped';
+      return this.stopped ? { kind: 'ended' } : { kind: 'retry' };
     }
-    return last === 'reconnect' ? 'reconnect' : 'done';
+    // Closed without a word (a service from before `event: end`): as a clean end all the same.
+    return { kind: said === 'reconnect' ? 'reconnect' : 'ended' };
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
