@@ -12,6 +12,9 @@ import { creditLimitSql } from '../terms/credit-limit';
 import { PlannedLecture, planWarnings } from './plan-warnings';
 import { PlanQueueItem, PlanView } from './plans.dto';
 
+/** Advisory lock namespace of one student's plan edits ('plan'); the other half hashes them. */
+const PLAN_LOCK = 0x706c616e;
+
 /**
  * A student's plan for a term (PostgreSQL, plan_item), joined in one request on the morning,
  * and the lectures a term stream follows.
@@ -45,6 +48,7 @@ export class PlansService {
   /**
    * Replaces the plan in one transaction: a lecture of another term is VALIDATION_FAILED, an
    * unknown one LECTURE_NOT_FOUND (the first such in the list), and nothing is stored then.
+   * Two edits of one plan at once take turns (API.md v4, Corrections: both 200, one list stored).
    */
   async put(studentId: string, term: string, lectureIds: number[]): Promise<PlanView> {
     const found: (PlannedLecture & { term: string })[] = await this.db.query(
@@ -63,6 +67,15 @@ export class PlansService {
       );
     }
     const dropped = await this.db.transaction(async (tx) => {
+      // Taken first, so the second edit's DELETE starts after the first committed and sees its
+      // rows. Without it, in READ COMMITTED, that DELETE waited on the rows the first deleted,
+      // skipped them, missed the ones it inserted, and its INSERT hit plan_item_rank_key (500).
+      // A student may have no row to lock (no plan yet), hence an advisory lock; two students
+      // whose hashes collide merely take turns.
+      await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
+        PLAN_LOCK,
+        `${studentId}\n${term}`,
+      ]);
       // As a SELECT: TypeORM answers a bare DELETE … RETURNING as [rows, count].
       const before: { id: number }[] = await tx.query(
         `WITH d AS (DELETE FROM plan_item WHERE student_id = $1 AND term = $2 RETURNING lecture_id)
