@@ -9,10 +9,11 @@ import { AppError } from '../common/error-codes';
 import { AdmissionChannel, ChannelEvent } from '../news/admission-channel';
 import { PlansService } from '../plans/plans.service';
 import type { QueueStatusView } from '../queue/queue-status.view';
-import { NOTHING_LEFT } from './queue-streams.service';
+import { NewestStreams } from './newest-streams';
+import { NOTHING_LEFT, superseded } from './queue-streams.service';
 import { SseStream } from './sse-stream';
 import { StreamSlots } from './stream-slots';
-import { StudentStream } from './student-stream';
+import { StudentStream, newOpening } from './student-stream';
 import { Watch, isFinal } from './watch';
 import { FirstStatus, Watches } from './watches.service';
 
@@ -73,7 +74,7 @@ const keyOf = (term: string, studentId: string) => `${term}\n${studentId}`;
 @Injectable()
 export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(TermStreams.name);
-  private readonly streams = new Map<string, TermStream>();
+  private readonly streams = new NewestStreams<TermStream>();
 
   constructor(
     private readonly watches: Watches,
@@ -87,7 +88,7 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   beforeApplicationShutdown(): void {
-    for (const s of [...this.streams.values()]) {
+    for (const s of this.streams.values()) {
       s.sse.send('reconnect', { reason: 'the server is shutting down' });
       this.remove(s);
     }
@@ -110,16 +111,20 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
     reconnecting = false,
   ): Promise<TermStream | null | typeof NOTHING_LEFT> {
     const slot = this.slots.take(raw);
-    const openedAt = Date.now();
+    const opening = newOpening();
+    const key = keyOf(term, studentId);
+    this.streams.begin(key);
     let firsts: Map<number, FirstStatus | AppError>;
-    await this.channel.pinTerm(term); // news of lectures joined from now on reaches this stream
     try {
+      await this.channel.pinTerm(term); // news of lectures joined from now on reaches this stream
       firsts = await this.begin(studentId, await this.plans.lectureIdsOf(studentId, term));
     } catch (err) {
+      this.streams.settle(key, opening);
       this.channel.unpinTerm(term);
       slot.release();
       throw err;
     }
+    const newest = this.streams.settle(key, opening);
     const abandon = () => {
       for (const [id, first] of firsts) if (!(first instanceof AppError)) this.watches.abandon(id);
       this.channel.unpinTerm(term);
@@ -131,6 +136,10 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
       raw.destroy();
       return null;
     }
+    if (!newest) {
+      abandon(); // a later stream of the student's opened meanwhile: it stays
+      return superseded(raw, hijack);
+    }
     if (reconnecting && wouldEnd(firsts)) {
       abandon();
       return NOTHING_LEFT;
@@ -138,13 +147,14 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
     hijack();
     const sse = new SseStream(raw);
     const end = (s: TermStream) => this.remove(s);
-    const stream = new TermStream(term, [openedAt, studentId, sse, slot], end);
-    this.add(stream);
+    const stream = new TermStream(term, [opening, studentId, sse, slot], end);
+    const older = this.streams.add(key, stream); // settled as the newest: no await in between
+    if (older) this.remove(older);
     sse.onClose(() => this.remove(stream));
     for (const [id, first] of firsts) this.start(stream, id, first);
     stream.opening = false;
     if (stream.done) this.remove(stream);
-    await this.channel.termStreamOpened(term, studentId, stream.id, openedAt);
+    await this.channel.termStreamOpened(term, studentId, stream.id, stream.openedAt);
     return stream;
   }
 
@@ -184,8 +194,9 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
 
   private onChannel(e: ChannelEvent): void {
     if (e.kind === 'termStream') {
-      const s = this.streams.get(keyOf(e.term, e.student));
-      if (s && s.id !== e.streamId && s.isOlderThan(e.openedAt, e.streamId)) this.remove(s);
+      const opened = { id: e.streamId, openedAt: e.openedAt };
+      const older = this.streams.heard(keyOf(e.term, e.student), opened);
+      if (older) this.remove(older);
     } else if (e.kind === 'termChanged') {
       const s = this.streams.get(keyOf(e.term, e.student));
       if (s) void this.follow(s, e.lectureIds);
@@ -210,20 +221,12 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
     }
   }
 
-  private add(s: TermStream): void {
-    const key = keyOf(s.term, s.studentId);
-    const older = this.streams.get(key);
-    if (older) this.remove(older);
-    this.streams.set(key, s);
-  }
-
   private remove(s: TermStream): void {
     if (s.removed) return;
     s.removed = true;
     for (const w of s.watches.values()) this.watches.remove(w);
     s.watches.clear();
-    const key = keyOf(s.term, s.studentId);
-    if (this.streams.get(key) === s) this.streams.delete(key);
+    this.streams.delete(keyOf(s.term, s.studentId), s);
     this.channel.unpinTerm(s.term);
     s.sse.end();
     s.slot.release();

@@ -1,8 +1,10 @@
 import { EventSource } from 'eventsource';
 import request from 'supertest';
+import { Watches } from '../../src/live/watches.service';
+import { AdmissionChannel } from '../../src/news/admission-channel';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { TermStreams } from '../../src/live/term-streams.service';
-import { createLecture, enroll, eventually, join } from '../helpers/api';
+import { createLecture, enroll, eventually, join, sleep } from '../helpers/api';
 import { SseClient, SseEvent } from '../helpers/sse';
 import { RunningApp, TestContext } from '../helpers/test-context';
 import { studentHeaders, tokenFor } from '../helpers/tokens';
@@ -12,6 +14,15 @@ type Status = { lectureId: number; status: string; seatsLeft: number; position: 
 const status = (e: SseEvent) => e.data as Status;
 const of = (lectureId: number, want: string) => (e: SseEvent) =>
   e.event === 'status' && status(e).lectureId === lectureId && status(e).status === want;
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Whether the stream ends within `ms` (the bound only matters when it never would). */
+const endsWithin = (s: SseClient, ms: number) =>
+  Promise.race([s.ended.then(() => true), sleep(ms).then(() => false)]);
 
 describe('One live stream per student and term (API.md v3, registration morning)', () => {
   let ctx: TestContext;
@@ -35,7 +46,10 @@ describe('One live stream per student and term (API.md v3, registration morning)
     a = await ctx.startApp({ admission: { intervalMs: 60_000, mode: 'cron' } });
     b = await ctx.startApp({ admission: { intervalMs: 60_000, mode: 'cron' } });
   });
-  afterEach(() => streams.splice(0).forEach((s) => s.close()));
+  afterEach(() => {
+    jest.restoreAllMocks();
+    streams.splice(0).forEach((s) => s.close());
+  });
   afterAll(() => ctx.close());
 
   it('shows every lecture of the plan at once, then each change, whichever instance made it', async () => {
@@ -147,6 +161,53 @@ describe('One live stream per student and term (API.md v3, registration morning)
     expect((await enroll(a.url, x.id, 't-end')).status).toBe(201);
     await s.next(of(x.id, 'ENROLLED'));
     await s.ended;
+  });
+
+  it('of two streams opened a moment apart on one instance, the later stays even when the earlier finishes opening last (API.md v4, Corrections)', async () => {
+    const x = await lecture();
+    await putPlan(a.url, 't-race', [x.id]);
+    // The earlier opening's first read is held until the later one is open.
+    const gate = deferred();
+    const watches = a.app.get(Watches);
+    const read = watches.begin.bind(watches);
+    const held = jest.spyOn(watches, 'begin').mockImplementationOnce(async (...args) => {
+      await gate.promise;
+      return read(...args);
+    });
+    const earlier = open(a.url, 't-race');
+    await eventually(async () => held.mock.calls.length === 1, 3000);
+    const later = await open(a.url, 't-race');
+    await later.next(of(x.id, 'NOT_QUEUED'));
+    gate.resolve();
+    expect(await endsWithin(await earlier, 5000)).toBe(true);
+    expect((await join(b.url, x.id, 't-race')).status).toBe(201);
+    await later.next(of(x.id, 'WAITING'));
+    expect(a.app.get(TermStreams).size).toBe(1);
+  });
+
+  it('of two streams opened a moment apart on two instances, the later stays even when the earlier finishes opening last', async () => {
+    const x = await lecture();
+    await putPlan(a.url, 't-race2', [x.id]);
+    const gate = deferred();
+    const watches = a.app.get(Watches);
+    const read = watches.begin.bind(watches);
+    const held = jest.spyOn(watches, 'begin').mockImplementationOnce(async (...args) => {
+      await gate.promise;
+      return read(...args);
+    });
+    const heard = deferred();
+    a.app.get(AdmissionChannel).onEvent((e) => {
+      if (e.kind === 'termStream' && e.student === 't-race2') heard.resolve();
+    });
+    const earlier = open(a.url, 't-race2');
+    await eventually(async () => held.mock.calls.length === 1, 3000);
+    const later = await open(b.url, 't-race2');
+    await later.next(of(x.id, 'NOT_QUEUED'));
+    await heard.promise; // the later stream's news reached a while the earlier was being opened
+    gate.resolve();
+    expect(await endsWithin(await earlier, 5000)).toBe(true);
+    expect((await join(a.url, x.id, 't-race2')).status).toBe(201);
+    await later.next(of(x.id, 'WAITING'));
   });
 
   it('tells every stream to reconnect when its instance shuts down', async () => {
