@@ -36,6 +36,7 @@ export class TermStream extends StudentStream {
     readonly term: string,
     opened: ConstructorParameters<typeof StudentStream>,
     private readonly end: (s: TermStream) => void,
+    private readonly unwatch: (w: Watch) => void,
   ) {
     super(...opened);
   }
@@ -49,8 +50,10 @@ export class TermStream extends StudentStream {
     if (!this.opening && this.done) this.end(this);
   }
 
+  /** API.md v4: a closed lecture is sent once as an error and followed no further. */
   ended(w: Watch, err: AppError): void {
     this.sse.send('error', { lectureId: w.lectureId, error: err.body });
+    this.unwatch(w); // kept (over) in `watches`: it counts as settled and is not begun again
     if (!this.opening && this.done) this.end(this);
   }
 }
@@ -147,7 +150,8 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
     hijack();
     const sse = new SseStream(raw);
     const end = (s: TermStream) => this.remove(s);
-    const stream = new TermStream(term, [opening, studentId, sse, slot], end);
+    const unwatch = (w: Watch) => this.watches.remove(w); // no more reads: its error went once
+    const stream = new TermStream(term, [opening, studentId, sse, slot], end, unwatch);
     const older = this.streams.add(key, stream); // settled as the newest: no await in between
     if (older) this.remove(older);
     sse.onClose(() => this.remove(stream));

@@ -3,6 +3,7 @@ import request from 'supertest';
 import { Watches } from '../../src/live/watches.service';
 import { AdmissionChannel } from '../../src/news/admission-channel';
 import { AdmissionService } from '../../src/queue/admission.service';
+import { QueueService } from '../../src/queue/queue.service';
 import { TermStreams } from '../../src/live/term-streams.service';
 import { createLecture, enroll, eventually, join, sleep } from '../helpers/api';
 import { SseClient, SseEvent } from '../helpers/sse';
@@ -19,6 +20,9 @@ function deferred() {
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
 }
+
+const errorOf = (lectureId: number) => (e: SseEvent) =>
+  e.event === 'error' && (e.data as { lectureId: number }).lectureId === lectureId;
 
 /** Whether the stream ends within `ms` (the bound only matters when it never would). */
 const endsWithin = (s: SseClient, ms: number) =>
@@ -161,6 +165,39 @@ describe('One live stream per student and term (API.md v3, registration morning)
     expect((await enroll(a.url, x.id, 't-end')).status).toBe(201);
     await s.next(of(x.id, 'ENROLLED'));
     await s.ended;
+  });
+
+  it('a closed lecture is sent once as an error and not read again (API.md v4, Corrections)', async () => {
+    const x = await lecture(); // planned with seats left: the stream stays open
+    const gone = await lecture({ opensAt: new Date(Date.now() - 7200_000).toISOString(), closesAt: new Date(Date.now() + 1500).toISOString() }); // prettier-ignore
+    await putPlan(a.url, 't-once', [x.id, gone.id]);
+    // a's reads of the closed lecture's statuses, and a's live ticks (once a second).
+    const queue = a.app.get(QueueService);
+    const reads: number[] = [];
+    for (const method of ['statusAndSeq', 'statusesOf'] as const) {
+      const original = queue[method].bind(queue) as (...args: unknown[]) => Promise<unknown>;
+      jest.spyOn(queue, method).mockImplementation((async (id: number, ...rest: unknown[]) => {
+        if (id === gone.id) reads.push(Date.now());
+        return original(id, ...rest);
+      }) as never);
+    }
+    const watches = a.app.get(Watches) as unknown as { tickOnce(now: number): Promise<void> };
+    const tickOnce = watches.tickOnce.bind(watches);
+    const ticks: number[] = [];
+    jest.spyOn(watches, 'tickOnce').mockImplementation(async (now: number) => {
+      await tickOnce(now);
+      ticks.push(now);
+    });
+    const s = await open(a.url, 't-once');
+    await s.next(of(x.id, 'NOT_QUEUED'));
+    const error = await s.next(errorOf(gone.id), 5000);
+    const readsThen = reads.length;
+    // Three whole ticks begun after the error went out: each re-read the closed lecture and
+    // sent its error again before the fix.
+    await eventually(async () => ticks.filter((t) => t > error.at).length >= 3, 10_000);
+    expect(s.events.filter(errorOf(gone.id))).toHaveLength(1);
+    expect(reads.length).toBe(readsThen);
+    expect(await endsWithin(s, 0)).toBe(false); // x is still something to wait for
   });
 
   it('of two streams opened a moment apart on one instance, the later stays even when the earlier finishes opening last (API.md v4, Corrections)', async () => {
