@@ -110,7 +110,8 @@ describe('Live streams: places, lost clients and lost messages', () => {
   });
 
   it('a burst of openings never passes MAX_STREAMS', async () => {
-    const small = await ctx.startApp({ maxStreams: 5 });
+    // Its cron as far away as a's and b's: a tick of its own would admit other tests' students.
+    const small = await ctx.startApp({ maxStreams: 5, admission: { mode: 'cron', intervalMs: 60_000 } }); // prettier-ignore
     const { id } = await createLecture(small.url);
     const held = holdOpening(small, 'statusAndSeq');
     const replies = Array.from({ length: 30 }, (_, i) =>
