@@ -167,7 +167,8 @@ export class LineStore {
   /**
    * Notes that the student joined this lecture of the term: a term stream opened later follows
    * it. Only first joins note (a repeat changes nothing), and the set is bounded by the term's
-   * lectures; it lapses STUDENT_LINES_TTL_MS after the student's last join in the term.
+   * lectures; a term stream takes out those the student turned out not to be in (forgetJoined),
+   * and it lapses STUDENT_LINES_TTL_MS after the student's last join in the term.
    */
   async noteJoined(studentId: string, term: string, lectureIds: number[]): Promise<void> {
     if (lectureIds.length === 0) return;
@@ -183,6 +184,12 @@ export class LineStore {
   /** The lectures of the term the student joined lately (a superset of those they are in). */
   async joinedIn(studentId: string, term: string): Promise<number[]> {
     return (await this.redis.smembers(studentLinesKey(studentId, term))).map(Number);
+  }
+
+  /** Takes lectures the student is found not to be in out of the set (PlansService.forgetLines). */
+  async forgetJoined(studentId: string, term: string, lectureIds: number[]): Promise<void> {
+    if (lectureIds.length > 0)
+      await this.redis.srem(studentLinesKey(studentId, term), ...lectureIds);
   }
 
   async watched(): Promise<number[]> {

@@ -2,9 +2,10 @@ import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap } from '@
 import type { ServerResponse } from 'node:http';
 import { AppError } from '../common/error-codes';
 import { AdmissionChannel, ChannelEvent } from '../news/admission-channel';
+import { NewestStreams } from './newest-streams';
 import { SseStream } from './sse-stream';
 import { StreamSlots } from './stream-slots';
-import { StudentStream } from './student-stream';
+import { StudentStream, newOpening } from './student-stream';
 import { Watch, isFinal } from './watch';
 import { FirstStatus, Watches } from './watches.service';
 
@@ -35,12 +36,24 @@ export class LectureStream extends StudentStream {
 export const NOTHING_LEFT = 'NOTHING_LEFT';
 
 /**
+ * The answer to an opening a newer stream of the same student replaced before it finished: a
+ * stream that ends at once, as it would have a moment after it opened.
+ */
+export function superseded(raw: ServerResponse, hijack: () => void): null {
+  hijack();
+  new SseStream(raw).end();
+  return null;
+}
+
+const keyOf = (lectureId: number, studentId: string) => `${lectureId}\n${studentId}`;
+
+/**
  * Students' live streams of one lecture's queue on this instance: opening, the newest stream
  * per student and lecture winning, and SIGTERM. What they show comes from their watch.
  */
 @Injectable()
 export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly lectures = new Map<number, Map<string, LectureStream>>();
+  private readonly streams = new NewestStreams<LectureStream>();
 
   constructor(
     private readonly watches: Watches,
@@ -54,19 +67,15 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
 
   /** SIGTERM: every stream is told to reconnect (to another instance) and ended at once. */
   beforeApplicationShutdown(): void {
-    for (const streams of this.lectures.values()) {
-      for (const s of [...streams.values()]) {
-        s.sse.send('reconnect', { reason: 'the server is shutting down' });
-        this.remove(s);
-      }
+    for (const s of this.streams.values()) {
+      s.sse.send('reconnect', { reason: 'the server is shutting down' });
+      this.remove(s);
     }
   }
 
   /** Queue streams open on this instance. */
   get size(): number {
-    let n = 0;
-    for (const streams of this.lectures.values()) n += streams.size;
-    return n;
+    return this.streams.size;
   }
 
   /**
@@ -84,60 +93,60 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
     reconnecting = false,
   ): Promise<LectureStream | null | typeof NOTHING_LEFT> {
     const slot = this.slots.take(raw);
-    const openedAt = Date.now();
+    const opening = newOpening();
+    const key = keyOf(lectureId, studentId);
+    this.streams.begin(key);
     let first: FirstStatus;
     try {
       first = await this.watches.begin(lectureId, studentId);
     } catch (err) {
+      this.streams.settle(key, opening);
       slot.release();
       if (reconnecting && err instanceof AppError && err.code === 'CLOSED') return NOTHING_LEFT;
       throw err;
     }
-    if (slot.gone || (reconnecting && isFinal(first.status))) {
-      // The client left while we read, or would be told to stop: nothing to keep.
+    const newest = this.streams.settle(key, opening);
+    if (slot.gone || !newest || (reconnecting && isFinal(first.status))) {
+      // The client left while we read, a newer stream replaced this one, or the client would
+      // be told to stop: nothing to keep.
       this.watches.abandon(lectureId);
       slot.release();
-      if (!slot.gone) return NOTHING_LEFT;
-      hijack();
-      raw.destroy();
-      return null;
+      if (slot.gone) {
+        hijack();
+        raw.destroy();
+        return null;
+      }
+      return newest ? NOTHING_LEFT : superseded(raw, hijack);
     }
     hijack();
     const sse = new SseStream(raw);
     const end = (s: LectureStream) => this.remove(s);
-    const stream = new LectureStream(lectureId, [openedAt, studentId, sse, slot], end);
-    this.add(stream);
+    const stream = new LectureStream(lectureId, [opening, studentId, sse, slot], end);
+    const older = this.streams.add(key, stream); // settled as the newest: no await in between
+    if (older) this.remove(older);
     sse.onClose(() => this.remove(stream));
     stream.watch = new Watch(lectureId, studentId, stream);
     this.watches.add(stream.watch, first);
-    await this.channel.streamOpened(lectureId, studentId, stream.id, openedAt);
+    await this.channel.streamOpened(lectureId, studentId, stream.id, stream.openedAt);
     return stream;
   }
 
-  /** The newest stream wins: only an older one ends. */
+  /** The newest stream wins: only an older one ends (and an opening here learns of it). */
   private onChannel(e: ChannelEvent): void {
     if (e.kind !== 'stream') return;
     // Two opens a moment apart each hear the other's news; without the comparison each ended
     // the other and the student had none.
-    const s = this.lectures.get(e.lectureId)?.get(e.student);
-    if (s && s.id !== e.streamId && s.isOlderThan(e.openedAt, e.streamId)) this.remove(s);
-  }
-
-  private add(s: LectureStream): void {
-    let streams = this.lectures.get(s.lectureId);
-    if (!streams) this.lectures.set(s.lectureId, (streams = new Map()));
-    const older = streams.get(s.studentId);
+    const older = this.streams.heard(keyOf(e.lectureId, e.student), {
+      id: e.streamId,
+      openedAt: e.openedAt,
+    });
     if (older) this.remove(older);
-    streams.set(s.studentId, s);
   }
 
   private remove(s: LectureStream): void {
     if (s.watch) this.watches.remove(s.watch);
     s.sse.end();
     s.slot.release();
-    const streams = this.lectures.get(s.lectureId);
-    if (streams?.get(s.studentId) !== s) return;
-    streams.delete(s.studentId);
-    if (streams.size === 0) this.lectures.delete(s.lectureId);
+    this.streams.delete(keyOf(s.lectureId, s.studentId), s);
   }
 }

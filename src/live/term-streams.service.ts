@@ -7,73 +7,41 @@ import {
 import type { ServerResponse } from 'node:http';
 import { AppError } from '../common/error-codes';
 import { AdmissionChannel, ChannelEvent } from '../news/admission-channel';
-import { PlansService } from '../plans/plans.service';
-import type { QueueStatusView } from '../queue/queue-status.view';
-import { NOTHING_LEFT } from './queue-streams.service';
+import { PlansService, TermLectures } from '../plans/plans.service';
+import { NewestStreams } from './newest-streams';
+import { NOTHING_LEFT, superseded } from './queue-streams.service';
 import { SseStream } from './sse-stream';
 import { StreamSlots } from './stream-slots';
-import { StudentStream } from './student-stream';
-import { Watch, isFinal } from './watch';
+import { newOpening } from './student-stream';
+import { TermStream, TermStreamHooks, followed, somethingToWaitFor } from './term-stream';
+import { Watch } from './watch';
 import { FirstStatus, Watches } from './watches.service';
 
-/**
- * Nothing left to wait for in one lecture of a term: a seat held, the lecture closed, or no
- * seat left while the student holds no ticket for it.
- */
-const nothingToWaitFor = (s: QueueStatusView | undefined, over: boolean) =>
-  over || isFinal(s) || (s !== undefined && s.status !== 'ADMITTED' && s.seatsLeft === 0);
-const settled = (w: Watch) => nothingToWaitFor(w.status, w.over);
-
-/** One student's live stream of all their lectures of one term on this instance. */
-export class TermStream extends StudentStream {
-  readonly watches = new Map<number, Watch>();
-  removed = false;
-  /** its first statuses are being shown: one settled lecture among them must not end it */
-  opening = true;
-
-  constructor(
-    readonly term: string,
-    opened: ConstructorParameters<typeof StudentStream>,
-    private readonly end: (s: TermStream) => void,
-  ) {
-    super(...opened);
-  }
-
-  /** Ends only when nothing is left to wait for in any of its lectures (API.md v3). */
-  get done(): boolean {
-    return this.watches.size > 0 && [...this.watches.values()].every(settled);
-  }
-
-  shown(): void {
-    if (!this.opening && this.done) this.end(this);
-  }
-
-  ended(w: Watch, err: AppError): void {
-    this.sse.send('error', { lectureId: w.lectureId, error: err.body });
-    if (!this.opening && this.done) this.end(this);
-  }
-}
-
-/** Whether a stream showing these first statuses would end at once. */
-function wouldEnd(firsts: Map<number, FirstStatus | AppError>): boolean {
-  if (firsts.size === 0) return false;
-  return [...firsts.values()].every(
-    (first) => first instanceof AppError || nothingToWaitFor(first.status, false),
-  );
-}
+type Firsts = Map<number, FirstStatus | AppError>;
 
 const keyOf = (term: string, studentId: string) => `${term}\n${studentId}`;
 
 /**
- * Students' term streams on this instance: one stream per student and term for every lecture
- * of their plan and of their queues and seats in the term, counted once under MAX_STREAMS.
- * Lectures planned or joined later join the stream (the channel's term news); the newest
- * stream per student and term wins; SIGTERM tells every stream to reconnect.
+ * Students' term streams on this instance: one stream per student and term for the lectures of
+ * their plan and those they are in, counted once under MAX_STREAMS. Lectures planned or joined
+ * later join the stream (the channel's term news), lectures taken out of the plan or left leave
+ * it, and with nothing left to wait for it ends; the newest stream per student and term wins;
+ * SIGTERM tells every stream to reconnect.
  */
 @Injectable()
 export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(TermStreams.name);
-  private readonly streams = new Map<string, TermStream>();
+  private readonly streams = new NewestStreams<TermStream>();
+  private readonly hooks: TermStreamHooks = {
+    drop: (s, w) => {
+      s.watches.delete(w.lectureId);
+      this.watches.remove(w); // no more reads of it: a closed lecture's error is sent once
+    },
+    finish: (s) => {
+      s.sse.send('end', { reason: 'nothing left to wait for' });
+      this.remove(s);
+    },
+  };
 
   constructor(
     private readonly watches: Watches,
@@ -87,7 +55,7 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   beforeApplicationShutdown(): void {
-    for (const s of [...this.streams.values()]) {
+    for (const s of this.streams.values()) {
       s.sse.send('reconnect', { reason: 'the server is shutting down' });
       this.remove(s);
     }
@@ -99,64 +67,72 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
 
   /**
    * Opens a term stream: errors are thrown before anything is written; then one status per
-   * lecture at once. As for a lecture stream, the place under MAX_STREAMS is taken before the
-   * first await, and a reconnect to a stream that would only end again is NOTHING_LEFT.
+   * followed lecture at once. As for a lecture stream, the place under MAX_STREAMS is taken
+   * before the first await. An opening with nothing to wait for, a reconnect or not, is
+   * NOTHING_LEFT (API.md v4, Corrections).
    */
   async open(
     term: string,
     studentId: string,
     raw: ServerResponse,
     hijack: () => void,
-    reconnecting = false,
   ): Promise<TermStream | null | typeof NOTHING_LEFT> {
     const slot = this.slots.take(raw);
-    const openedAt = Date.now();
-    let firsts: Map<number, FirstStatus | AppError>;
-    await this.channel.pinTerm(term); // news of lectures joined from now on reaches this stream
+    const opening = newOpening();
+    const key = keyOf(term, studentId);
+    this.streams.begin(key);
+    let lectures: TermLectures;
+    let firsts: Firsts;
     try {
-      firsts = await this.begin(studentId, await this.plans.lectureIdsOf(studentId, term));
+      await this.channel.pinTerm(term); // news of lectures joined from now on reaches this stream
+      lectures = await this.plans.lecturesOf(studentId, term);
+      firsts = await this.begin(studentId, [...lectures.planned, ...lectures.others]);
     } catch (err) {
+      this.streams.settle(key, opening);
       this.channel.unpinTerm(term);
       slot.release();
       throw err;
     }
-    const abandon = () => {
-      for (const [id, first] of firsts) if (!(first instanceof AppError)) this.watches.abandon(id);
+    const planned = new Set(lectures.planned);
+    const stale = this.unfollowed(firsts, planned);
+    void this.plans.forgetLines(studentId, term, stale);
+    const newest = this.streams.settle(key, opening);
+    const nothingLeft = [...firsts.values()].every(
+      (f) =>
+        f instanceof AppError || !somethingToWaitFor(f.status, planned.has(f.status.lectureId)),
+    );
+    if (slot.gone || !newest || nothingLeft) {
+      this.abandon(firsts);
       this.channel.unpinTerm(term);
       slot.release();
-    };
-    if (slot.gone) {
-      abandon();
-      hijack();
-      raw.destroy();
-      return null;
-    }
-    if (reconnecting && wouldEnd(firsts)) {
-      abandon();
-      return NOTHING_LEFT;
+      if (slot.gone) {
+        hijack();
+        raw.destroy();
+        return null;
+      }
+      return newest ? NOTHING_LEFT : superseded(raw, hijack);
     }
     hijack();
     const sse = new SseStream(raw);
-    const end = (s: TermStream) => this.remove(s);
-    const stream = new TermStream(term, [openedAt, studentId, sse, slot], end);
-    this.add(stream);
+    const stream = new TermStream(term, [opening, studentId, sse, slot], this.hooks);
+    stream.planned = planned;
+    const older = this.streams.add(key, stream); // settled as the newest: no await in between
+    if (older) this.remove(older);
     sse.onClose(() => this.remove(stream));
-    for (const [id, first] of firsts) this.start(stream, id, first);
-    stream.opening = false;
-    if (stream.done) this.remove(stream);
-    await this.channel.termStreamOpened(term, studentId, stream.id, openedAt);
+    this.startAll(stream, firsts);
+    await this.channel.termStreamOpened(term, studentId, stream.id, stream.openedAt);
     return stream;
   }
 
-  /** The first statuses; a lecture closed shows as that error, one gone is left out. */
-  private async begin(
-    studentId: string,
-    lectureIds: number[],
-  ): Promise<Map<number, FirstStatus | AppError>> {
+  /**
+   * The first statuses; a lecture closed shows as that error, one gone is left out. Every
+   * status returned is a begun watch: started or abandoned after.
+   */
+  private async begin(studentId: string, lectureIds: number[]): Promise<Firsts> {
     const settledReads = await Promise.allSettled(
       lectureIds.map((id) => this.watches.begin(id, studentId)),
     );
-    const firsts = new Map<number, FirstStatus | AppError>();
+    const firsts: Firsts = new Map();
     let failure: unknown;
     settledReads.forEach((r, i) => {
       if (r.status === 'fulfilled') firsts.set(lectureIds[i], r.value);
@@ -167,54 +143,95 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
       }
     });
     if (failure !== undefined) {
-      for (const [id, first] of firsts) if (!(first instanceof AppError)) this.watches.abandon(id);
+      this.abandon(firsts);
       throw failure;
     }
     return firsts;
   }
 
-  private start(stream: TermStream, lectureId: number, first: FirstStatus | AppError): void {
-    const w = new Watch(lectureId, stream.studentId, stream);
-    stream.watches.set(lectureId, w);
+  /**
+   * Takes out of `firsts` the lectures the stream does not follow — not planned, and the student
+   * not in them — and answers them with the unplanned closed ones (said once, then forgotten):
+   * the student's lines to forget.
+   */
+  private unfollowed(firsts: Firsts, planned: Set<number>): number[] {
+    const stale: number[] = [];
+    for (const [id, first] of firsts) {
+      if (planned.has(id)) continue;
+      if (first instanceof AppError) stale.push(id);
+      else if (!followed(first.status, false)) {
+        this.watches.abandon(id);
+        firsts.delete(id);
+        stale.push(id);
+      }
+    }
+    return stale;
+  }
+
+  private abandon(firsts: Firsts): void {
+    for (const [id, first] of firsts) if (!(first instanceof AppError)) this.watches.abandon(id);
+    firsts.clear();
+  }
+
+  /** Starts begun watches; the stream may end only once all are shown. */
+  private startAll(s: TermStream, firsts: Firsts): void {
+    s.starting = true;
+    for (const [id, first] of firsts) this.start(s, id, first);
+    s.starting = false;
+    s.settle();
+  }
+
+  private start(s: TermStream, lectureId: number, first: FirstStatus | AppError): void {
     if (first instanceof AppError) {
-      w.over = true;
-      stream.sse.send('error', { lectureId, error: first.body });
-    } else this.watches.add(w, first);
+      s.over.add(lectureId);
+      s.sse.send('error', { lectureId, error: first.body });
+      return;
+    }
+    const w = new Watch(lectureId, s.studentId, s);
+    s.watches.set(lectureId, w);
+    this.watches.add(w, first);
   }
 
   private onChannel(e: ChannelEvent): void {
     if (e.kind === 'termStream') {
-      const s = this.streams.get(keyOf(e.term, e.student));
-      if (s && s.id !== e.streamId && s.isOlderThan(e.openedAt, e.streamId)) this.remove(s);
+      const opened = { id: e.streamId, openedAt: e.openedAt };
+      const older = this.streams.heard(keyOf(e.term, e.student), opened);
+      if (older) this.remove(older);
     } else if (e.kind === 'termChanged') {
       const s = this.streams.get(keyOf(e.term, e.student));
       if (s) void this.follow(s, e.lectureIds);
     }
   }
 
-  /** Lectures joined (or, none named, a new plan's) join the stream. */
-  private async follow(s: TermStream, lectureIds: number[]): Promise<void> {
+  /**
+   * Lectures joined join the stream; a new plan (none named) adds its lectures and takes out
+   * those no longer planned that the student is not in.
+   */
+  private async follow(s: TermStream, joined: number[]): Promise<void> {
     try {
-      const ids =
-        lectureIds.length > 0 ? lectureIds : await this.plans.lectureIdsOf(s.studentId, s.term);
-      const fresh = ids.filter((id) => !s.watches.has(id));
-      if (fresh.length === 0) return;
-      const firsts = await this.begin(s.studentId, fresh);
+      const lectures =
+        joined.length > 0
+          ? { planned: [...s.planned], others: joined }
+          : await this.plans.lecturesOf(s.studentId, s.term);
+      const planned = new Set(lectures.planned);
+      const ids = [...lectures.planned, ...lectures.others];
+      const firsts = await this.begin(
+        s.studentId,
+        ids.filter((id) => !s.watches.has(id) && !s.over.has(id)),
+      );
       for (const [id, first] of firsts) {
-        if (!s.sse.open || s.watches.has(id)) {
-          if (!(first instanceof AppError)) this.watches.abandon(id);
-        } else this.start(s, id, first);
+        if (!s.removed && !s.watches.has(id) && !s.over.has(id)) continue;
+        if (!(first instanceof AppError)) this.watches.abandon(id); // shown meanwhile, or ended
+        firsts.delete(id);
       }
+      if (s.removed) return;
+      void this.plans.forgetLines(s.studentId, s.term, this.unfollowed(firsts, planned));
+      if (joined.length === 0) s.planned = planned; // before the new ones are shown
+      this.startAll(s, firsts);
+      if (joined.length === 0) s.replan(planned);
     } catch (err) {
       this.logger.warn(`term stream of ${s.term}: ${(err as Error).message}`);
     }
-  }
-
-  private add(s: TermStream): void {
-    const key = keyOf(s.term, s.studentId);
-    const older = this.streams.get(key);
-    if (older) this.remove(older);
-    this.streams.set(key, s);
   }
 
   private remove(s: TermStream): void {
@@ -222,8 +239,7 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
     s.removed = true;
     for (const w of s.watches.values()) this.watches.remove(w);
     s.watches.clear();
-    const key = keyOf(s.term, s.studentId);
-    if (this.streams.get(key) === s) this.streams.delete(key);
+    this.streams.delete(keyOf(s.term, s.studentId), s);
     this.channel.unpinTerm(s.term);
     s.sse.end();
     s.slot.release();

@@ -31,6 +31,8 @@ export class Watch {
   shownAt = 0;
   /** the lecture closed (or was deleted): nothing more will change */
   over = false;
+  /** no longer followed: a read still running must not show (nor end) anything */
+  stopped = false;
 
   constructor(
     readonly lectureId: number,
@@ -40,6 +42,7 @@ export class Watch {
 
   /** Sends the status if it differs from the last one sent; true when sent. */
   show(status: QueueStatusView): boolean {
+    if (this.stopped) return false;
     this.status = status;
     const json = JSON.stringify(status);
     if (json === this.lastSent) return false;
@@ -55,6 +58,7 @@ export class Watch {
   }
 
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.expiryTimer);
   }
 }

@@ -150,7 +150,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
         const { status, seq } = await this.queue.statusAndSeq(w.lectureId, w.studentId);
         w.readAt = readAt;
         this.show(w, status, seq);
-      } while ((w.refreshing as Watch['refreshing']) === 'again' && w.owner.sse.open);
+      } while ((w.refreshing as Watch['refreshing']) === 'again' && w.owner.sse.open && !w.stopped);
     } catch (err) {
       this.failed(w, err);
     } finally {
@@ -183,6 +183,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private show(w: Watch, status: QueueStatusView, seq: number | null): void {
+    if (w.stopped) return; // its stream dropped it while this was read
     w.shownAt = Date.now();
     w.seq = seq;
     w.show(status);
@@ -196,6 +197,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** A read failed: CLOSED (or the lecture gone) ends the watch; anything else is retried. */
   private failed(w: Watch, err: unknown): void {
+    if (w.stopped) return;
     if (err instanceof AppError && (err.code === 'CLOSED' || err.code === 'LECTURE_NOT_FOUND')) {
       w.over = true;
       w.owner.ended(w, err);
@@ -226,7 +228,8 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
           const watches = [...students.values()].flatMap((set) => [...set]);
           const facts = await this.facts.get(lectureId);
           if (facts.closesAt !== null && now >= facts.closesAt) {
-            for (const w of watches) void this.refresh(w); // they see CLOSED and end
+            // They see CLOSED and end, or (a term stream's) stop being followed: sent once.
+            for (const w of watches) void this.refresh(w);
             return;
           }
           // The draw's news may have been lost: pre-queued watches of an opened lecture re-read.

@@ -12,6 +12,15 @@ import { creditLimitSql } from '../terms/credit-limit';
 import { PlannedLecture, planWarnings } from './plan-warnings';
 import { PlanQueueItem, PlanView } from './plans.dto';
 
+/** Advisory lock namespace of one student's plan edits ('plan'); the other half hashes them. */
+const PLAN_LOCK = 0x706c616e;
+
+/** What a term stream may follow: the plan, and the lectures the student holds or joined. */
+export interface TermLectures {
+  planned: number[];
+  others: number[];
+}
+
 /**
  * A student's plan for a term (PostgreSQL, plan_item), joined in one request on the morning,
  * and the lectures a term stream follows.
@@ -45,6 +54,7 @@ export class PlansService {
   /**
    * Replaces the plan in one transaction: a lecture of another term is VALIDATION_FAILED, an
    * unknown one LECTURE_NOT_FOUND (the first such in the list), and nothing is stored then.
+   * Two edits of one plan at once take turns (API.md v4, Corrections: both 200, one list stored).
    */
   async put(studentId: string, term: string, lectureIds: number[]): Promise<PlanView> {
     const found: (PlannedLecture & { term: string })[] = await this.db.query(
@@ -63,6 +73,15 @@ export class PlansService {
       );
     }
     const dropped = await this.db.transaction(async (tx) => {
+      // Taken first, so the second edit's DELETE starts after the first committed and sees its
+      // rows. Without it, in READ COMMITTED, that DELETE waited on the rows the first deleted,
+      // skipped them, missed the ones it inserted, and its INSERT hit plan_item_rank_key (500).
+      // A student may have no row to lock (no plan yet), hence an advisory lock; two students
+      // whose hashes collide merely take turns.
+      await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
+        PLAN_LOCK,
+        `${studentId}\n${term}`,
+      ]);
       // As a SELECT: TypeORM answers a bare DELETE … RETURNING as [rows, count].
       const before: { id: number }[] = await tx.query(
         `WITH d AS (DELETE FROM plan_item WHERE student_id = $1 AND term = $2 RETURNING lecture_id)
@@ -122,10 +141,11 @@ export class PlansService {
   }
 
   /**
-   * The lectures a term stream follows: the plan's (in plan order), then those the student holds
-   * a seat in or joined (pre-queued, waiting, admitted), by id.
+   * The lectures a term stream may follow: the plan's (in plan order), and apart, by id, those
+   * the student holds a seat in or joined lately (the stream keeps those the student is still
+   * in: API.md v4, Corrections).
    */
-  async lectureIdsOf(studentId: string, term: string): Promise<number[]> {
+  async lecturesOf(studentId: string, term: string): Promise<TermLectures> {
     const [planned, held, joined] = await Promise.all([
       this.plannedIds(studentId, term),
       this.db.query(
@@ -134,7 +154,40 @@ export class PlansService {
       ) as Promise<{ id: number }[]>,
       this.line.joinedIn(studentId, term),
     ]);
-    return [...new Set([...planned, ...held.map((r) => r.id), ...joined.sort((a, b) => a - b)])];
+    const others = new Set([...held.map((r) => r.id), ...joined.sort((a, b) => a - b)]);
+    for (const id of planned) others.delete(id);
+    return { planned, others: [...others] };
+  }
+
+  /**
+   * Takes lectures a term stream found the student not in out of the lectures they joined, so
+   * the next stream does not read them again: the set holds the lectures they are in, not every
+   * one they ever joined. Removed first and checked after, as the cron's list is: a join racing
+   * with this either notes its lecture after the removal or is seen by the check, and noted
+   * again. Never throws.
+   */
+  async forgetLines(studentId: string, term: string, lectureIds: number[]): Promise<void> {
+    if (lectureIds.length === 0) return;
+    try {
+      await this.line.forgetJoined(studentId, term, lectureIds);
+      const stillIn = await Promise.all(
+        lectureIds.map((id) =>
+          this.queue.status(id, studentId).then(
+            (s) => s.status !== 'NOT_QUEUED',
+            // Closed or gone: nothing to follow. Anything else: kept, to be looked at next time.
+            (err: unknown) =>
+              !(err instanceof AppError && ['CLOSED', 'LECTURE_NOT_FOUND'].includes(err.code)),
+          ),
+        ),
+      );
+      await this.line.noteJoined(
+        studentId,
+        term,
+        lectureIds.filter((_, i) => stillIn[i]),
+      );
+    } catch (err) {
+      this.logger.warn(`lines of ${studentId} in ${term}: forgetting failed (${(err as Error).message})`); // prettier-ignore
+    }
   }
 
   /** The plan's lectures still in the term, in plan order. */

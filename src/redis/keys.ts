@@ -85,7 +85,8 @@ export const LOGGED_LECTURES_KEY = 'lectures:logged';
 
 /**
  * Set of the lecture ids of a term a student joined: what a term stream opened later follows
- * besides the plan and the seats. Written by line/line.store.ts only (at a first join).
+ * besides the plan and the seats. Written by line/line.store.ts only (at a first join; a term
+ * stream's opening takes out the lectures the student is no longer in).
  */
 export function studentLinesKey(studentId: string, term: string): string {
   return `{student:${studentId}}:lines:${term}`;

@@ -110,7 +110,8 @@ describe('Live streams: places, lost clients and lost messages', () => {
   });
 
   it('a burst of openings never passes MAX_STREAMS', async () => {
-    const small = await ctx.startApp({ maxStreams: 5 });
+    // Its cron as far away as a's and b's: a tick of its own would admit other tests' students.
+    const small = await ctx.startApp({ maxStreams: 5, admission: { mode: 'cron', intervalMs: 60_000 } }); // prettier-ignore
     const { id } = await createLecture(small.url);
     const held = holdOpening(small, 'statusAndSeq');
     const replies = Array.from({ length: 30 }, (_, i) =>
@@ -139,6 +140,60 @@ describe('Live streams: places, lost clients and lost messages', () => {
     }
     expect((await join(b.url, id, 'unheard')).status).toBe(201);
     await s.next((e) => e.event === 'status' && (e.data as Status).status !== 'NOT_QUEUED', 6500);
+  });
+
+  /** Holds the first read of the next opening on `app` until released. */
+  function holdNextOpening(app: RunningApp) {
+    const gate = deferred();
+    const queue = app.app.get(QueueService);
+    const read = queue.statusAndSeq.bind(queue);
+    const calls = jest.spyOn(queue, 'statusAndSeq').mockImplementationOnce(async (...args) => {
+      await gate.promise;
+      return read(...args);
+    });
+    return { release: gate.resolve, calls };
+  }
+
+  /** Whether the stream ends within `ms` (the bound only matters when it never would). */
+  const endsWithin = (s: SseClient, ms: number) =>
+    Promise.race([s.ended.then(() => true), sleep(ms).then(() => false)]);
+
+  it('of two streams opened a moment apart on one instance, the later stays even when the earlier finishes opening last (API.md v4, Corrections)', async () => {
+    const { id } = await createLecture(a.url, { capacity: 5 });
+    const held = holdNextOpening(a);
+    const earlier = SseClient.open(a.url, id, 'race-here');
+    await eventually(async () => held.calls.mock.calls.length === 1, 3000);
+    const later = await SseClient.open(a.url, id, 'race-here');
+    opened.push(later);
+    await later.next(isStatus('NOT_QUEUED'));
+    held.release();
+    const first = await earlier;
+    opened.push(first);
+    expect(await endsWithin(first, 5000)).toBe(true);
+    expect((await join(b.url, id, 'race-here')).status).toBe(201);
+    await later.next(isStatus('WAITING'));
+    expect(a.app.get(QueueStreams).size).toBe(1);
+  });
+
+  it('of two streams opened a moment apart on two instances, the later stays even when the earlier finishes opening last', async () => {
+    const { id } = await createLecture(a.url, { capacity: 5 });
+    const heard = deferred();
+    a.app.get(AdmissionChannel).onEvent((e) => {
+      if (e.kind === 'stream' && e.student === 'race-there') heard.resolve();
+    });
+    const held = holdNextOpening(a);
+    const earlier = SseClient.open(a.url, id, 'race-there');
+    await eventually(async () => held.calls.mock.calls.length === 1, 3000);
+    const later = await SseClient.open(b.url, id, 'race-there');
+    opened.push(later);
+    await later.next(isStatus('NOT_QUEUED'));
+    await heard.promise; // the later stream's news reached a while the earlier was being opened
+    held.release();
+    const first = await earlier;
+    opened.push(first);
+    expect(await endsWithin(first, 5000)).toBe(true);
+    expect((await join(a.url, id, 'race-there')).status).toBe(201);
+    await later.next(isStatus('WAITING'));
   });
 
   it('of two streams a student opens a moment apart, the newer one wins, whichever news arrives last', async () => {

@@ -1,8 +1,14 @@
 import { EventSource } from 'eventsource';
 import request from 'supertest';
+import { Watches } from '../../src/live/watches.service';
+import { LineStore } from '../../src/line/line.store';
+import { PlansService } from '../../src/plans/plans.service';
+import { AdmissionChannel } from '../../src/news/admission-channel';
 import { AdmissionService } from '../../src/queue/admission.service';
+import { QueueService } from '../../src/queue/queue.service';
 import { TermStreams } from '../../src/live/term-streams.service';
-import { createLecture, enroll, eventually, join } from '../helpers/api';
+import { studentLinesKey } from '../../src/redis/keys';
+import { createLecture, enroll, eventually, join, leave, sleep } from '../helpers/api';
 import { SseClient, SseEvent } from '../helpers/sse';
 import { RunningApp, TestContext } from '../helpers/test-context';
 import { studentHeaders, tokenFor } from '../helpers/tokens';
@@ -12,6 +18,19 @@ type Status = { lectureId: number; status: string; seatsLeft: number; position: 
 const status = (e: SseEvent) => e.data as Status;
 const of = (lectureId: number, want: string) => (e: SseEvent) =>
   e.event === 'status' && status(e).lectureId === lectureId && status(e).status === want;
+const isEnd = (e: SseEvent) => e.event === 'end';
+const errorOf = (lectureId: number) => (e: SseEvent) =>
+  e.event === 'error' && (e.data as { lectureId: number }).lectureId === lectureId;
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Whether the stream ends within `ms` (the bound only matters when it never would). */
+const endsWithin = (s: SseClient, ms: number) =>
+  Promise.race([s.ended.then(() => true), sleep(ms).then(() => false)]);
 
 describe('One live stream per student and term (API.md v3, registration morning)', () => {
   let ctx: TestContext;
@@ -35,8 +54,27 @@ describe('One live stream per student and term (API.md v3, registration morning)
     a = await ctx.startApp({ admission: { intervalMs: 60_000, mode: 'cron' } });
     b = await ctx.startApp({ admission: { intervalMs: 60_000, mode: 'cron' } });
   });
-  afterEach(() => streams.splice(0).forEach((s) => s.close()));
+  afterEach(() => {
+    jest.restoreAllMocks();
+    streams.splice(0).forEach((s) => s.close());
+  });
   afterAll(() => ctx.close());
+  /** The answer to an opening, with or without Last-Event-ID, without reading a stream. */
+  const openStatus = async (url: string, student: string, lastEventId?: string) => {
+    const res = await fetch(`${url}/me/terms/${TERM}/events`, {
+      headers: {
+        Authorization: `Bearer ${tokenFor(student, 'student')}`,
+        ...(lastEventId === undefined ? {} : { 'Last-Event-ID': lastEventId }),
+      },
+    });
+    await res.body?.cancel();
+    return res.status;
+  };
+
+  /** Whether the student's lines (the lectures of the term they joined) are exactly `ids`. */
+  const linesAre = (student: string, ids: number[]) => async () =>
+    JSON.stringify((await ctx.redis.smembers(studentLinesKey(student, TERM))).sort()) ===
+    JSON.stringify(ids.map(String).sort());
 
   it('shows every lecture of the plan at once, then each change, whichever instance made it', async () => {
     const [x, y] = [await lecture({ admission: { batchSize: 1 } }), await lecture()];
@@ -68,6 +106,7 @@ describe('One live stream per student and term (API.md v3, registration morning)
   it('follows lectures joined before it opened and those joined or planned later', async () => {
     const [before, later, planned] = [await lecture(), await lecture(), await lecture()];
     expect((await join(b.url, before.id, 't-later')).status).toBe(201);
+    await eventually(linesAre('t-later', [before.id]), 3000); // a join notes it, unawaited
     const s = await open(a.url, 't-later');
     await s.next(of(before.id, 'WAITING'));
     expect((await join(b.url, later.id, 't-later')).status).toBe(201);
@@ -119,9 +158,11 @@ describe('One live stream per student and term (API.md v3, registration morning)
   });
 
   it('counts once under MAX_STREAMS however many lectures it carries', async () => {
-    const small = await ctx.startApp({ maxStreams: 1 });
+    // Its cron as far away as a's and b's: a tick of its own would admit other tests' students.
+    const small = await ctx.startApp({ maxStreams: 1, admission: { intervalMs: 60_000, mode: 'cron' } }); // prettier-ignore
     const ids = [await lecture(), await lecture(), await lecture()].map((l) => l.id);
     await putPlan(small.url, 't-small', ids);
+    await putPlan(small.url, 't-small-2', ids); // something to wait for: not answered 204
     const s = await open(small.url, 't-small');
     await s.next(of(ids[2], 'NOT_QUEUED'));
     expect(small.app.get(TermStreams).size).toBe(1);
@@ -129,6 +170,8 @@ describe('One live stream per student and term (API.md v3, registration morning)
     expect([refused.status, refused.errorBody?.code]).toEqual([503, 'UNAVAILABLE']);
     s.close();
     await eventually(async () => (await open(small.url, 't-small-2')).status === 200, 3000);
+    streams.splice(0).forEach((c) => c.close());
+    await small.app.close();
   });
 
   it('ends when nothing is left to wait for; a closed lecture is an error event of its own', async () => {
@@ -149,8 +192,200 @@ describe('One live stream per student and term (API.md v3, registration morning)
     await s.ended;
   });
 
+  it('a closed lecture is sent once as an error and not read again (API.md v4, Corrections)', async () => {
+    const x = await lecture(); // planned with seats left: the stream stays open
+    const gone = await lecture({ opensAt: new Date(Date.now() - 7200_000).toISOString(), closesAt: new Date(Date.now() + 1500).toISOString() }); // prettier-ignore
+    await putPlan(a.url, 't-once', [x.id, gone.id]);
+    // a's reads of the closed lecture's statuses, and a's live ticks (once a second).
+    const queue = a.app.get(QueueService);
+    const reads: number[] = [];
+    for (const method of ['statusAndSeq', 'statusesOf'] as const) {
+      const original = queue[method].bind(queue) as (...args: unknown[]) => Promise<unknown>;
+      jest.spyOn(queue, method).mockImplementation((async (id: number, ...rest: unknown[]) => {
+        if (id === gone.id) reads.push(Date.now());
+        return original(id, ...rest);
+      }) as never);
+    }
+    const watches = a.app.get(Watches) as unknown as { tickOnce(now: number): Promise<void> };
+    const tickOnce = watches.tickOnce.bind(watches);
+    const ticks: number[] = [];
+    jest.spyOn(watches, 'tickOnce').mockImplementation(async (now: number) => {
+      await tickOnce(now);
+      ticks.push(now);
+    });
+    const s = await open(a.url, 't-once');
+    await s.next(of(x.id, 'NOT_QUEUED'));
+    const error = await s.next(errorOf(gone.id), 5000);
+    const readsThen = reads.length;
+    // Three whole ticks begun after the error went out: each re-read the closed lecture and
+    // sent its error again before the fix.
+    await eventually(async () => ticks.filter((t) => t > error.at).length >= 3, 10_000);
+    expect(s.events.filter(errorOf(gone.id))).toHaveLength(1);
+    expect(reads.length).toBe(readsThen);
+    expect(await endsWithin(s, 0)).toBe(false); // x is still something to wait for
+  });
+
+  it('a lecture taken out of the plan leaves the stream; with nothing left it ends, and opening again is 204 (API.md v4, Corrections)', async () => {
+    const x = await lecture();
+    await putPlan(a.url, 't-unplan', [x.id]);
+    const s = await open(a.url, 't-unplan');
+    await s.next(of(x.id, 'NOT_QUEUED'));
+    expect((await putPlan(b.url, 't-unplan', [])).status).toBe(200);
+    const end = await s.next(isEnd);
+    expect(end.id).toBe(String(s.events.indexOf(end) + 1));
+    await s.ended;
+    for (const app of [a, b]) {
+      expect(await openStatus(app.url, 't-unplan', end.id)).toBe(204);
+      expect(await openStatus(app.url, 't-unplan')).toBe(204);
+    }
+  });
+
+  it('a lecture dropped from the plan while the student waits in it stays until they leave it', async () => {
+    const [x, y] = [await lecture(), await lecture()];
+    await putPlan(a.url, 't-stay', [x.id]);
+    const s = await open(a.url, 't-stay');
+    await s.next(of(x.id, 'NOT_QUEUED'));
+    const all = await request(b.url).post(`/me/terms/${TERM}/plan/queue`).set(studentHeaders('t-stay')); // prettier-ignore
+    expect(all.body.items.map((i: Status) => i.status)).toEqual(['WAITING']);
+    await s.next(of(x.id, 'WAITING'));
+    expect((await putPlan(b.url, 't-stay', [y.id])).status).toBe(200);
+    await s.next(of(y.id, 'NOT_QUEUED'));
+    // y (planned, never joined) leaves with the plan; x (waiting, a seat left) stays.
+    expect((await putPlan(b.url, 't-stay', [])).status).toBe(200);
+    expect((await leave(b.url, x.id, 't-stay')).status).toBe(204);
+    const left = await s.next(of(x.id, 'NOT_QUEUED'), 3000, s.events.findIndex(of(x.id, 'WAITING'))); // prettier-ignore
+    await s.next(isEnd, 3000, s.events.indexOf(left));
+    await s.ended;
+    expect(await openStatus(a.url, 't-stay')).toBe(204);
+  });
+
+  it('follows only the lectures of the plan and those the student is in; the lines left are forgotten (API.md v4, Corrections)', async () => {
+    const [x, y, z] = [await lecture(), await lecture(), await lecture()];
+    for (const id of [x.id, y.id, z.id]) expect((await join(b.url, id, 't-left')).status).toBe(201);
+    expect((await leave(b.url, z.id, 't-left')).status).toBe(204); // left before the stream opened
+    await eventually(linesAre('t-left', [x.id, y.id, z.id]), 3000); // a join notes it, unawaited
+    const s = await open(a.url, 't-left');
+    await s.next(of(x.id, 'WAITING'));
+    await s.next(of(y.id, 'WAITING'));
+    expect((await leave(b.url, x.id, 't-left')).status).toBe(204);
+    await s.next(of(x.id, 'NOT_QUEUED'));
+    expect((await leave(b.url, y.id, 't-left')).status).toBe(204);
+    const left = await s.next(of(y.id, 'NOT_QUEUED'));
+    // Nothing left: neither lecture was planned, and z, left before, was never shown.
+    await s.next(isEnd, 3000, s.events.indexOf(left));
+    await s.ended;
+    expect(s.events.filter((e) => e.event === 'status' && status(e).lectureId === z.id)).toEqual([]); // prettier-ignore
+    expect(await openStatus(b.url, 't-left')).toBe(204);
+    // That opening found the student in none of them: the set of their lines comes to hold none.
+    await eventually(linesAre('t-left', []), 3000);
+    expect((await join(a.url, z.id, 't-left')).status).toBe(201);
+    await eventually(linesAre('t-left', [z.id]), 3000);
+    const again = await open(a.url, 't-left');
+    await again.next(of(z.id, 'WAITING'));
+  });
+
+  it("a join racing with the forgetting of its lecture stays in the student's lines", async () => {
+    const x = await lecture();
+    expect((await join(b.url, x.id, 't-rejoin')).status).toBe(201);
+    expect((await leave(b.url, x.id, 't-rejoin')).status).toBe(204);
+    await eventually(linesAre('t-rejoin', [x.id]), 3000); // a join notes it, unawaited
+    // The opening below finds the student not in x and forgets it; that is held until the
+    // student has joined x again (and the join noted it), the order a check-then-remove loses.
+    const gate = deferred();
+    const line = a.app.get(LineStore);
+    const remove = line.forgetJoined.bind(line);
+    const removing = jest.spyOn(line, 'forgetJoined').mockImplementationOnce(async (...args) => {
+      await gate.promise;
+      return remove(...args);
+    });
+    const plans = a.app.get(PlansService);
+    const forget = plans.forgetLines.bind(plans);
+    const forgetting: Promise<void>[] = [];
+    jest.spyOn(plans, 'forgetLines').mockImplementation((...args) => {
+      const done = forget(...args);
+      forgetting.push(done);
+      return done;
+    });
+    // b's join notes its lecture without waiting for it: the test waits for that note.
+    const bLine = b.app.get(LineStore);
+    const note = bLine.noteJoined.bind(bLine);
+    const noting: Promise<void>[] = [];
+    jest.spyOn(bLine, 'noteJoined').mockImplementation((...args) => {
+      const done = note(...args);
+      noting.push(done);
+      return done;
+    });
+    expect(await openStatus(a.url, 't-rejoin')).toBe(204);
+    await eventually(async () => removing.mock.calls.length === 1, 3000);
+    expect((await join(b.url, x.id, 't-rejoin')).status).toBe(201);
+    await eventually(async () => noting.length === 1, 3000);
+    await Promise.all(noting);
+    gate.resolve();
+    await Promise.all(forgetting);
+    expect(await linesAre('t-rejoin', [x.id])()).toBe(true);
+    const s = await open(b.url, 't-rejoin');
+    await s.next(of(x.id, 'WAITING'));
+  });
+
+  it('an opening with nothing to wait for is 204 without Last-Event-ID too (API.md v4, Corrections)', async () => {
+    expect(await openStatus(a.url, 't-nothing')).toBe(204);
+    const x = await lecture({ capacity: 1 });
+    await putPlan(a.url, 't-nothing', [x.id]);
+    expect((await join(a.url, x.id, 't-nothing')).status).toBe(201);
+    await admit(a, x.id);
+    expect((await enroll(a.url, x.id, 't-nothing')).status).toBe(201);
+    expect(await openStatus(b.url, 't-nothing')).toBe(204);
+  });
+
+  it('of two streams opened a moment apart on one instance, the later stays even when the earlier finishes opening last (API.md v4, Corrections)', async () => {
+    const x = await lecture();
+    await putPlan(a.url, 't-race', [x.id]);
+    // The earlier opening's first read is held until the later one is open.
+    const gate = deferred();
+    const watches = a.app.get(Watches);
+    const read = watches.begin.bind(watches);
+    const held = jest.spyOn(watches, 'begin').mockImplementationOnce(async (...args) => {
+      await gate.promise;
+      return read(...args);
+    });
+    const earlier = open(a.url, 't-race');
+    await eventually(async () => held.mock.calls.length === 1, 3000);
+    const later = await open(a.url, 't-race');
+    await later.next(of(x.id, 'NOT_QUEUED'));
+    gate.resolve();
+    expect(await endsWithin(await earlier, 5000)).toBe(true);
+    expect((await join(b.url, x.id, 't-race')).status).toBe(201);
+    await later.next(of(x.id, 'WAITING'));
+    expect(a.app.get(TermStreams).size).toBe(1);
+  });
+
+  it('of two streams opened a moment apart on two instances, the later stays even when the earlier finishes opening last', async () => {
+    const x = await lecture();
+    await putPlan(a.url, 't-race2', [x.id]);
+    const gate = deferred();
+    const watches = a.app.get(Watches);
+    const read = watches.begin.bind(watches);
+    const held = jest.spyOn(watches, 'begin').mockImplementationOnce(async (...args) => {
+      await gate.promise;
+      return read(...args);
+    });
+    const heard = deferred();
+    a.app.get(AdmissionChannel).onEvent((e) => {
+      if (e.kind === 'termStream' && e.student === 't-race2') heard.resolve();
+    });
+    const earlier = open(a.url, 't-race2');
+    await eventually(async () => held.mock.calls.length === 1, 3000);
+    const later = await open(b.url, 't-race2');
+    await later.next(of(x.id, 'NOT_QUEUED'));
+    await heard.promise; // the later stream's news reached a while the earlier was being opened
+    gate.resolve();
+    expect(await endsWithin(await earlier, 5000)).toBe(true);
+    expect((await join(a.url, x.id, 't-race2')).status).toBe(201);
+    await later.next(of(x.id, 'WAITING'));
+  });
+
   it('tells every stream to reconnect when its instance shuts down', async () => {
-    const c = await ctx.startApp();
+    const c = await ctx.startApp({ admission: { intervalMs: 60_000, mode: 'cron' } });
     const x = await lecture();
     await putPlan(c.url, 't-sigterm', [x.id]);
     const s = await open(c.url, 't-sigterm');
@@ -219,11 +454,13 @@ describe('Standard EventSource clients stop at a stream that ended on purpose (A
     await join(app.url, x.id, 'es-done');
     await app.app.get(AdmissionService).admit(x.id, 'tick');
     expect((await enroll(app.url, x.id, 'es-done')).status).toBe(201);
-    for (const path of [`/lectures/${x.id}/queue/events`, '/me/terms/es-27/events']) {
-      const { answers, events } = await follow(path, 'es-done');
-      expect([path, events]).toEqual([path, ['ENROLLED']]);
-      expect([path, answers.map((a) => a.status)]).toEqual([path, [200, 204]]);
-    }
+    const { answers, events } = await follow(`/lectures/${x.id}/queue/events`, 'es-done');
+    expect(events).toEqual(['ENROLLED']);
+    expect(answers.map((a) => a.status)).toEqual([200, 204]);
+    // API.md v4, Corrections: the term stream answers an opening with nothing left 204 at once.
+    const term = await follow('/me/terms/es-27/events', 'es-done');
+    expect(term.events).toEqual([]);
+    expect(term.answers).toEqual([{ status: 204, lastEventId: null }]);
   });
 
   it('a reconnect while there is still something to wait for gets the stream again', async () => {

@@ -42,6 +42,7 @@ export class SseClient {
       headers: { Authorization: `Bearer ${token}` },
       signal: abort.signal,
     });
+    if (res.status === 204) return new SseClient(res.status, res.headers); // told to stop
     if (res.status !== 200)
       return new SseClient(res.status, res.headers, (await res.json()) as never);
     const client = new SseClient(res.status, res.headers);
