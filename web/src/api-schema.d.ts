@@ -338,14 +338,18 @@ export interface paths {
         };
         /**
          * Follow all my lectures of a term live, on one stream (Server-Sent Events)
-         * @description Server-Sent Events for all my lectures of the term — the plan's, and those I am
-         *     pre-queued, waiting, admitted or enrolled in: at once one `event: status` (a QueueStatus)
-         *     per lecture, then one whenever any changes; `event: error` `{ lectureId, error }` when a
-         *     lecture closes; `: keep-alive` comments; `event: reconnect` when this instance shuts down.
-         *     Lectures planned or joined later join the stream. The newest stream per student and term
-         *     wins. It ends when nothing is left to wait for in any of its lectures (each held, closed,
-         *     or without a seat left while no ticket is held); a reconnect (Last-Event-ID) then is
-         *     answered 204. One request for the rate limit, one place under MAX_STREAMS.
+         * @description Server-Sent Events for my lectures of the term: the plan's, and those I am pre-queued,
+         *     waiting, admitted or enrolled in — no others. At once one `event: status` (a QueueStatus)
+         *     per lecture, then one whenever any changes; `: keep-alive` comments; `event: reconnect`
+         *     when this instance shuts down. Lectures planned or joined later join the stream; a lecture
+         *     taken out of the plan that I am not in, or left while not planned, leaves it (a left one
+         *     after its `NOT_QUEUED`). A closed lecture is sent once as `event: error`
+         *     `{ lectureId, error }` and followed no further. A lecture leaves something to wait for while
+         *     it is planned with a seat left (every seat is left before it opens), or I am pre-queued,
+         *     waiting with a seat left, or admitted. When nothing is left the stream sends `event: end`
+         *     and ends; an opening then, with or without Last-Event-ID, is answered 204. Of two streams
+         *     opened a moment apart, the one opened last stays. One request for the rate limit, one
+         *     place under MAX_STREAMS.
          */
         get: operations["TermEventsController_termEvents"];
         put?: never;
@@ -2426,7 +2430,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description a reconnect to a stream that has ended for good */
+            /** @description nothing is left to wait for in my lectures of the term (a reconnect or not) */
             204: {
                 headers: {
                     [name: string]: unknown;
