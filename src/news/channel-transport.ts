@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import Redis, { Cluster } from 'ioredis';
 import { STARTUP_WAIT_MS, readyWithin } from '../redis/ready';
+import { connectionName } from '../redis/reconnect';
 import { SLOTS_REFRESH_MS, refreshSlotsEvery } from '../redis/slot-refresher';
 import type { RedisClient } from '../redis/redis-client';
 
@@ -51,13 +52,20 @@ async function enableExpiryEvents(node: Redis): Promise<boolean> {
 }
 
 /** A subscriber connection of our own to one server, subscribed once ready (see below). */
-function subscriberTo(base: Redis, channels: () => string[], sink: ChannelSink, channel: string) {
+function subscriberTo(
+  base: Redis,
+  channels: () => string[],
+  sink: ChannelSink,
+  channel: string,
+  name: string,
+) {
   const sub = base.duplicate({
     lazyConnect: false, // a cluster's node connections are lazy; this one must connect now
     keyPrefix: '',
     enableAutoPipelining: false,
     maxRetriesPerRequest: null,
     enableOfflineQueue: true,
+    connectionName: name,
   });
   sub.on('error', () => undefined); // reconnects on its own; the command connection reports outages
   sub.on('message', (from: string, text: string) => {
@@ -83,6 +91,7 @@ export class StandaloneTransport implements ChannelTransport {
   constructor(
     private readonly redis: Redis,
     private readonly channel: string,
+    private readonly prefix: string,
   ) {}
 
   publish(_topic: string, message: string) {
@@ -94,7 +103,8 @@ export class StandaloneTransport implements ChannelTransport {
     if (expiryEvents && (await enableExpiryEvents(this.redis))) {
       channels.push(`__keyevent@${this.redis.options.db ?? 0}__:expired`);
     }
-    const { sub, started } = subscriberTo(this.redis, () => channels, sink, this.channel);
+    const name = connectionName(this.prefix, 'events');
+    const { sub, started } = subscriberTo(this.redis, () => channels, sink, this.channel, name);
     this.subscriber = sub;
     await started;
   }
@@ -137,7 +147,11 @@ export class ClusterTransport implements ChannelTransport {
       keyPrefix: '',
       enableAutoPipelining: false,
       enableOfflineQueue: true,
-      redisOptions: { ...this.cluster.options.redisOptions, maxRetriesPerRequest: null },
+      redisOptions: {
+        ...this.cluster.options.redisOptions,
+        maxRetriesPerRequest: null,
+        connectionName: connectionName(this.prefix, 'events'),
+      },
     });
     sharded.on('error', () => undefined);
     refreshSlotsEvery(sharded, SLOTS_REFRESH_MS); // its subscriptions follow failovers too
@@ -183,7 +197,8 @@ export class ClusterTransport implements ChannelTransport {
       const enabled = await enableExpiryEvents(node);
       if (!enabled || this.closed) continue; // closed meanwhile: no new connection
       // No channel of ours on this connection: everything it hears is an expired key.
-      const { sub } = subscriberTo(node, () => [channel], sink, '');
+      const name = connectionName(this.prefix, 'expiry');
+      const { sub } = subscriberTo(node, () => [channel], sink, '', name);
       this.expiry.set(key, sub);
     }
   }
@@ -202,5 +217,5 @@ export class ClusterTransport implements ChannelTransport {
 export function transportFor(client: RedisClient, prefix: string): ChannelTransport {
   return client instanceof Cluster
     ? new ClusterTransport(client, prefix)
-    : new StandaloneTransport(client as Redis, `${prefix}admission:slot-freed`);
+    : new StandaloneTransport(client as Redis, `${prefix}admission:slot-freed`, prefix);
 }
