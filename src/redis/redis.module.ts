@@ -9,7 +9,7 @@ import type { RedisOptions } from 'ioredis';
 import type { AppConfig } from '../config/app-config';
 import { defineScripts } from './lua-scripts';
 import { STARTUP_WAIT_MS, readyWithin } from './ready';
-import { connectionName } from './reconnect';
+import { connectionName, reconnectDelay } from './reconnect';
 import { SLOTS_REFRESH_MS, refreshSlotsEvery } from './slot-refresher';
 import type { RedisClient } from './redis-client';
 import { REDIS } from './redis.token';
@@ -23,7 +23,7 @@ const SERVER_OPTIONS: RedisOptions = {
   maxRetriesPerRequest: 1,
   connectTimeout: 2000,
   commandTimeout: 2000,
-  retryStrategy: (times: number) => Math.min(times * 100, 1000),
+  retryStrategy: reconnectDelay,
   // On close, a socket that never connected (Redis down) is destroyed after this instead of
   // ioredis's 2 s, which kept a closed app's process alive that long.
   disconnectTimeout: 200,
@@ -58,7 +58,7 @@ export class RedisModule {
             enableOfflineQueue: false,
             scaleReads: 'master',
             // A failover takes a few seconds; meanwhile commands answer 503 (see infra-errors).
-            clusterRetryStrategy: (times: number) => Math.min(times * 100, 1000),
+            clusterRetryStrategy: reconnectDelay,
             retryDelayOnFailover: 100,
             retryDelayOnClusterDown: 100,
             redisOptions: { ...SERVER_OPTIONS, connectionName: named },

@@ -89,8 +89,13 @@ export class LocalCluster {
   }
 
   /** True once every node still running says cluster_state:ok and `port` is not a master. */
-  async failedOver(deadPort: number): Promise<boolean> {
-    for (const { port } of this.nodes.filter((n) => n.port !== deadPort)) {
+  failedOver(deadPort: number): Promise<boolean> {
+    return this.stateOk(deadPort);
+  }
+
+  /** True once every node (but `except`) says cluster_state:ok. */
+  async stateOk(except = -1): Promise<boolean> {
+    for (const { port } of this.nodes.filter((n) => n.port !== except)) {
       const node = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
       try {
         await node.connect();
@@ -104,6 +109,35 @@ export class LocalCluster {
     return true;
   }
 
+  /** The clients connected to each node now (CLIENT LIST) whose name contains `part`. */
+  async clientsNamed(
+    part: string,
+  ): Promise<{ port: number; id: string; name: string; sub: number }[]> {
+    const lists = await Promise.all(
+      this.nodes.map(async ({ port }) => {
+        const node = new Redis(port, '127.0.0.1');
+        try {
+          const list = (await node.client('LIST')) as string;
+          return list
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => Object.fromEntries(line.split(' ').map((f) => f.split('=', 2))))
+            .filter((c) => c.name?.includes(part))
+            .map((c) => ({ port, id: c.id, name: c.name, sub: Number(c.sub) }));
+        } finally {
+          node.disconnect();
+        }
+      }),
+    );
+    return lists.flat();
+  }
+
+  /** Closes one client's connection on the server's side (CLIENT KILL ID). */
+  async killClient(port: number, id: string): Promise<void> {
+    const node = new Redis(port, '127.0.0.1');
+    await node.client('KILL', 'ID', id).finally(() => node.disconnect());
+  }
+
   /** Every node killed, then a new empty cluster on the same ports. */
   restartEmpty(): void {
     run('restart', this.dir);
@@ -114,6 +148,9 @@ export class LocalCluster {
   }
 }
 
-function run(cmd: string, dir: string): string {
-  return execFileSync('bash', [SCRIPT, cmd, dir], { encoding: 'utf8', timeout: 60_000 }).trim();
+function run(cmd: string, dir: string, ...args: string[]): string {
+  return execFileSync('bash', [SCRIPT, cmd, dir, ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  }).trim();
 }
