@@ -109,6 +109,66 @@ export class LocalCluster {
     return true;
   }
 
+  /**
+   * SIGKILLs one master and starts it again in place (same node id, same slots), loading the
+   * dump.rdb a `SAVE` left behind, if any: a restart from a persistence file behind its last
+   * writes. No replica fails over meanwhile, however long it takes, so the masters stay the
+   * same; resolves once every node says cluster_state:ok again.
+   */
+  async restartInPlace(port: number): Promise<void> {
+    await this.allowFailovers(false);
+    await this.startAgain(port);
+    await this.allowFailovers(true);
+  }
+
+  /**
+   * SAVE on one node: its dump.rdb then holds its data as of now (loaded if it starts again).
+   * A replica's full sync forks a child on its master for a while (after a fresh cluster, or a
+   * restart), and Redis refuses SAVE meanwhile: that is waited out.
+   */
+  async save(port: number): Promise<void> {
+    const node = new Redis(port, '127.0.0.1');
+    try {
+      for (let i = 0; ; i++) {
+        try {
+          await node.save();
+          return;
+        } catch (err) {
+          if (i > 600 || !/in progress/i.test((err as Error).message)) throw err;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+    } finally {
+      node.disconnect();
+    }
+  }
+
+  /** Whether replicas may fail over (cluster-replica-no-failover), set on every running node. */
+  async allowFailovers(allow: boolean): Promise<void> {
+    await Promise.all(
+      this.nodes.map(async ({ port }) => {
+        const node = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+        try {
+          await node.connect();
+          await node.config('SET', 'cluster-replica-no-failover', allow ? 'no' : 'yes');
+        } catch {
+          // a node that is down (killed by the test) has nothing to set
+        } finally {
+          node.disconnect();
+        }
+      }),
+    );
+  }
+
+  /** Starts a node again in place (SIGKILLed first if it runs); resolves once the cluster is ok. */
+  async startAgain(port: number): Promise<void> {
+    run('restart-node', this.dir, String(port));
+    for (let i = 0; !(await this.stateOk()); i++) {
+      if (i > 400) throw new Error(`the cluster did not settle after restarting ${port}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   /** The clients connected to each node now (CLIENT LIST) whose name contains `part`. */
   async clientsNamed(
     part: string,
