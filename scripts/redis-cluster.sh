@@ -7,6 +7,10 @@
 #   scripts/redis-cluster.sh restart <dir> stops every node and makes a new, empty cluster on
 #                                          the same ports (a whole-cluster restart without
 #                                          persistence: everything it held is gone)
+#   scripts/redis-cluster.sh restart-node <dir> <port>
+#                                          SIGKILLs one node and starts it again in place, with
+#                                          its node file and whatever dump.rdb a SAVE left in
+#                                          its directory (a restart from a persistence file)
 # Everything lives under <dir> (configs, node files, logs, pids), so runs never share state.
 set -euo pipefail
 cmd=${1:?start or stop}
@@ -16,6 +20,17 @@ NODE_TIMEOUT_MS=${REDIS_CLUSTER_NODE_TIMEOUT_MS:-1000}
 
 say() { echo "redis-cluster: $*" >&2; }
 free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# One node of the cluster on port $1, its files under $dir/$1.
+start_node() {
+  local p=$1
+  redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
+    --cluster-config-file "$dir/$p/nodes.conf" --cluster-node-timeout "$NODE_TIMEOUT_MS" \
+    --cluster-replica-validity-factor 0 \
+    --save '' --appendonly no --dir "$dir/$p" --logfile "$dir/$p/redis.log" \
+    --pidfile "$dir/$p/redis.pid" --daemonize yes >/dev/null
+  for _ in $(seq 1 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+}
 
 start() {
   command -v redis-server >/dev/null && command -v redis-cli >/dev/null || {
@@ -38,14 +53,7 @@ start() {
   # whose sync had not finished (a cluster killed seconds after it was made, in the tests).
   for p in "${ports[@]}"; do
     rm -rf "${dir:?}/$p"; mkdir -p "$dir/$p"
-    redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
-      --cluster-config-file "$dir/$p/nodes.conf" --cluster-node-timeout "$NODE_TIMEOUT_MS" \
-      --cluster-replica-validity-factor 0 \
-      --save '' --appendonly no --dir "$dir/$p" --logfile "$dir/$p/redis.log" \
-      --pidfile "$dir/$p/redis.pid" --daemonize yes >/dev/null
-  done
-  for p in "${ports[@]}"; do
-    for _ in $(seq 1 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    start_node "$p"
   done
   redis-cli --cluster create $(printf '127.0.0.1:%s ' "${ports[@]}") --cluster-replicas 1 \
     --cluster-yes >"$dir/create.log" 2>&1 || { say "cluster create failed: see $dir/create.log"; exit 1; }
@@ -65,6 +73,14 @@ kill_nodes() {
   done
 }
 
+restart_node() {
+  local p=${1:?the port of a node}
+  [ -f "$dir/$p/redis.pid" ] || { say "no node on port $p in $dir"; exit 1; }
+  kill -9 "$(cat "$dir/$p/redis.pid")" 2>/dev/null || true
+  for _ in $(seq 1 50); do free "$p" && break; sleep 0.1; done
+  start_node "$p"
+}
+
 stop() {
   [ -d "$dir" ] || return 0
   kill_nodes
@@ -75,5 +91,6 @@ case $cmd in
   start) start ;;
   stop) stop ;;
   restart) kill_nodes; start ;;
-  *) say "usage: $0 start|stop <dir>"; exit 2 ;;
+  restart-node) restart_node "${3:-}" ;;
+  *) say "usage: $0 start|stop|restart <dir> | restart-node <dir> <port>"; exit 2 ;;
 esac

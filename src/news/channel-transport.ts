@@ -1,14 +1,11 @@
-import { Logger } from '@nestjs/common';
 import Redis, { Cluster } from 'ioredis';
-import { STARTUP_WAIT_MS, readyWithin } from '../redis/ready';
+import { connectionName } from '../redis/reconnect';
 import { SLOTS_REFRESH_MS, refreshSlotsEvery } from '../redis/slot-refresher';
 import type { RedisClient } from '../redis/redis-client';
+import { ExpirySubscribers } from './expiry-subscribers';
+import { ChannelSink, enableExpiryEvents, subscriberTo, warnUnavailable } from './redis-subscriber';
 
-/** What a transport hands the channel: a message of ours, or the name of a key that expired. */
-export interface ChannelSink {
-  message(text: string): void;
-  expired(key: string): void;
-}
+export type { ChannelSink } from './redis-subscriber';
 
 /**
  * How the admission channel's messages travel. Standalone Redis: one Pub/Sub channel for every
@@ -26,56 +23,6 @@ export interface ChannelTransport {
   close(): void;
 }
 
-const logger = new Logger('AdmissionChannel');
-const warnUnavailable = (err: Error) =>
-  logger.warn(`admission events unavailable for now (${err.message}); the cron admits meanwhile`);
-
-/** Keyspace mode needs each Redis server to publish expirations (flags E and x). */
-async function enableExpiryEvents(node: Redis): Promise<boolean> {
-  try {
-    const [, flags = ''] = (await node.config('GET', 'notify-keyspace-events')) as string[];
-    const has = (f: string) => flags.includes(f) || (f === 'x' && flags.includes('A'));
-    if (!has('E') || !has('x')) {
-      const more = `${has('E') ? '' : 'E'}${has('x') ? '' : 'x'}`;
-      await node.config('SET', 'notify-keyspace-events', `${flags}${more}`);
-    }
-    return true;
-  } catch (err) {
-    logger.warn(
-      `ADMISSION_MODE=keyspace: Redis at ${node.options.host}:${node.options.port} refused ` +
-        `CONFIG (${(err as Error).message}); its expired tickets will not be seen as events and ` +
-        'are refilled by the cron instead. Enable "notify-keyspace-events Ex" there to get them.',
-    );
-    return false;
-  }
-}
-
-/** A subscriber connection of our own to one server, subscribed once ready (see below). */
-function subscriberTo(base: Redis, channels: () => string[], sink: ChannelSink, channel: string) {
-  const sub = base.duplicate({
-    lazyConnect: false, // a cluster's node connections are lazy; this one must connect now
-    keyPrefix: '',
-    enableAutoPipelining: false,
-    maxRetriesPerRequest: null,
-    enableOfflineQueue: true,
-  });
-  sub.on('error', () => undefined); // reconnects on its own; the command connection reports outages
-  sub.on('message', (from: string, text: string) => {
-    if (from === channel) sink.message(text);
-    else sink.expired(text); // keyspace: the expired key's name
-  });
-  // A SUBSCRIBE sent between TCP connect and the end of ioredis's ready check puts the
-  // connection in subscriber mode before the check's INFO runs; Redis refuses that INFO and
-  // ioredis drops the connection, subscriptions and all. So: subscribe only once ready (and
-  // again after every reconnect ioredis makes, which it does itself).
-  const subscribe = () => sub.subscribe(...channels()).catch(warnUnavailable);
-  const started = readyWithin(sub, STARTUP_WAIT_MS).then(async (ready) => {
-    if (ready) await subscribe();
-    else sub.once('ready', () => void subscribe());
-  });
-  return { sub, started };
-}
-
 export class StandaloneTransport implements ChannelTransport {
   private subscriber?: Redis;
 
@@ -83,6 +30,7 @@ export class StandaloneTransport implements ChannelTransport {
   constructor(
     private readonly redis: Redis,
     private readonly channel: string,
+    private readonly prefix: string,
   ) {}
 
   publish(_topic: string, message: string) {
@@ -94,7 +42,8 @@ export class StandaloneTransport implements ChannelTransport {
     if (expiryEvents && (await enableExpiryEvents(this.redis))) {
       channels.push(`__keyevent@${this.redis.options.db ?? 0}__:expired`);
     }
-    const { sub, started } = subscriberTo(this.redis, () => channels, sink, this.channel);
+    const name = connectionName(this.prefix, 'events');
+    const { sub, started } = subscriberTo(this.redis, channels, sink, this.channel, name);
     this.subscriber = sub;
     await started;
   }
@@ -111,9 +60,8 @@ export class ClusterTransport implements ChannelTransport {
   private sharded?: Cluster;
   private readonly followed = new Set<string>();
   /** keyspace mode: one subscriber per cluster node, kept in step with the topology */
-  private readonly expiry = new Map<string, Redis>();
+  private expiry?: ExpirySubscribers;
   private syncExpiry?: () => void;
-  private closed = false;
 
   /** `prefix`: the key prefix, which ioredis adds to channels only where it treats them as keys. */
   constructor(
@@ -137,16 +85,21 @@ export class ClusterTransport implements ChannelTransport {
       keyPrefix: '',
       enableAutoPipelining: false,
       enableOfflineQueue: true,
-      redisOptions: { ...this.cluster.options.redisOptions, maxRetriesPerRequest: null },
+      redisOptions: {
+        ...this.cluster.options.redisOptions,
+        maxRetriesPerRequest: null,
+        connectionName: connectionName(this.prefix, 'events'),
+      },
     });
     sharded.on('error', () => undefined);
     refreshSlotsEvery(sharded, SLOTS_REFRESH_MS); // its subscriptions follow failovers too
     sharded.on('smessage', (_channel: string, text: string) => sink.message(text));
     this.sharded = sharded;
     if (expiryEvents) {
-      this.syncExpiry = () => void this.syncExpirySubscribers(sink);
+      const expiry = (this.expiry = new ExpirySubscribers(this.cluster, sink, this.prefix));
+      this.syncExpiry = () => expiry.sync();
       this.cluster.on('refresh', this.syncExpiry); // failovers and resharding change the node set
-      this.syncExpiry();
+      expiry.sync();
     }
   }
 
@@ -164,37 +117,11 @@ export class ClusterTransport implements ChannelTransport {
     await this.sharded.sunsubscribe(this.prefix + this.channelOf(topic)).catch(() => undefined);
   }
 
-  /** Every node of the cluster publishes its own expirations: listen to each, as they change. */
-  private async syncExpirySubscribers(sink: ChannelSink): Promise<void> {
-    if (this.closed) return;
-    const nodes = new Map(
-      this.cluster.nodes('all').map((n) => [`${n.options.host}:${n.options.port}`, n]),
-    );
-    for (const [key, sub] of this.expiry) {
-      if (!nodes.has(key)) {
-        sub.disconnect();
-        this.expiry.delete(key);
-      }
-    }
-    for (const [key, node] of nodes) {
-      if (this.expiry.has(key)) continue;
-      const channel = `__keyevent@0__:expired`;
-      // Replicas are configured too: after a failover they are the masters.
-      const enabled = await enableExpiryEvents(node);
-      if (!enabled || this.closed) continue; // closed meanwhile: no new connection
-      // No channel of ours on this connection: everything it hears is an expired key.
-      const { sub } = subscriberTo(node, () => [channel], sink, '');
-      this.expiry.set(key, sub);
-    }
-  }
-
   close(): void {
     // The command connection outlives this (it closes after): no refresh may open new ones.
-    this.closed = true;
     if (this.syncExpiry) this.cluster.off('refresh', this.syncExpiry);
     this.sharded?.disconnect();
-    for (const sub of this.expiry.values()) sub.disconnect();
-    this.expiry.clear();
+    this.expiry?.close();
   }
 }
 
@@ -202,5 +129,5 @@ export class ClusterTransport implements ChannelTransport {
 export function transportFor(client: RedisClient, prefix: string): ChannelTransport {
   return client instanceof Cluster
     ? new ClusterTransport(client, prefix)
-    : new StandaloneTransport(client as Redis, `${prefix}admission:slot-freed`);
+    : new StandaloneTransport(client as Redis, `${prefix}admission:slot-freed`, prefix);
 }

@@ -9,6 +9,7 @@ import type { RedisOptions } from 'ioredis';
 import type { AppConfig } from '../config/app-config';
 import { defineScripts } from './lua-scripts';
 import { STARTUP_WAIT_MS, readyWithin } from './ready';
+import { connectionName, reconnectDelay } from './reconnect';
 import { SLOTS_REFRESH_MS, refreshSlotsEvery } from './slot-refresher';
 import type { RedisClient } from './redis-client';
 import { REDIS } from './redis.token';
@@ -22,7 +23,7 @@ const SERVER_OPTIONS: RedisOptions = {
   maxRetriesPerRequest: 1,
   connectTimeout: 2000,
   commandTimeout: 2000,
-  retryStrategy: (times: number) => Math.min(times * 100, 1000),
+  retryStrategy: reconnectDelay,
   // On close, a socket that never connected (Redis down) is destroyed after this instead of
   // ioredis's 2 s, which kept a closed app's process alive that long.
   disconnectTimeout: 200,
@@ -41,6 +42,7 @@ const SERVER_OPTIONS: RedisOptions = {
 export class RedisModule {
   static forRoot(config: AppConfig): DynamicModule {
     const cluster = config.redisClusterNodes.length > 0;
+    const named = connectionName(config.redisKeyPrefix, 'commands');
     const client = cluster
       ? ClusterModule.forRoot({
           closeClient: true,
@@ -56,10 +58,10 @@ export class RedisModule {
             enableOfflineQueue: false,
             scaleReads: 'master',
             // A failover takes a few seconds; meanwhile commands answer 503 (see infra-errors).
-            clusterRetryStrategy: (times: number) => Math.min(times * 100, 1000),
+            clusterRetryStrategy: reconnectDelay,
             retryDelayOnFailover: 100,
             retryDelayOnClusterDown: 100,
-            redisOptions: SERVER_OPTIONS,
+            redisOptions: { ...SERVER_OPTIONS, connectionName: named },
             // Failures reach callers as failed commands (503); the client's own error events
             // would only repeat them.
             onClientCreated: (client) => {
@@ -78,6 +80,7 @@ export class RedisModule {
             // thousands of small socket writes into a few large ones.
             enableAutoPipelining: true,
             ...SERVER_OPTIONS,
+            connectionName: named,
           },
         });
     return {

@@ -89,8 +89,13 @@ export class LocalCluster {
   }
 
   /** True once every node still running says cluster_state:ok and `port` is not a master. */
-  async failedOver(deadPort: number): Promise<boolean> {
-    for (const { port } of this.nodes.filter((n) => n.port !== deadPort)) {
+  failedOver(deadPort: number): Promise<boolean> {
+    return this.stateOk(deadPort);
+  }
+
+  /** True once every node (but `except`) says cluster_state:ok. */
+  async stateOk(except = -1): Promise<boolean> {
+    for (const { port } of this.nodes.filter((n) => n.port !== except)) {
       const node = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
       try {
         await node.connect();
@@ -104,6 +109,95 @@ export class LocalCluster {
     return true;
   }
 
+  /**
+   * SIGKILLs one master and starts it again in place (same node id, same slots), loading the
+   * dump.rdb a `SAVE` left behind, if any: a restart from a persistence file behind its last
+   * writes. No replica fails over meanwhile, however long it takes, so the masters stay the
+   * same; resolves once every node says cluster_state:ok again.
+   */
+  async restartInPlace(port: number): Promise<void> {
+    await this.allowFailovers(false);
+    await this.startAgain(port);
+    await this.allowFailovers(true);
+  }
+
+  /**
+   * SAVE on one node: its dump.rdb then holds its data as of now (loaded if it starts again).
+   * A replica's full sync forks a child on its master for a while (after a fresh cluster, or a
+   * restart), and Redis refuses SAVE meanwhile: that is waited out.
+   */
+  async save(port: number): Promise<void> {
+    const node = new Redis(port, '127.0.0.1');
+    try {
+      for (let i = 0; ; i++) {
+        try {
+          await node.save();
+          return;
+        } catch (err) {
+          if (i > 600 || !/in progress/i.test((err as Error).message)) throw err;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+    } finally {
+      node.disconnect();
+    }
+  }
+
+  /** Whether replicas may fail over (cluster-replica-no-failover), set on every running node. */
+  async allowFailovers(allow: boolean): Promise<void> {
+    await Promise.all(
+      this.nodes.map(async ({ port }) => {
+        const node = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+        try {
+          await node.connect();
+          await node.config('SET', 'cluster-replica-no-failover', allow ? 'no' : 'yes');
+        } catch {
+          // a node that is down (killed by the test) has nothing to set
+        } finally {
+          node.disconnect();
+        }
+      }),
+    );
+  }
+
+  /** Starts a node again in place (SIGKILLed first if it runs); resolves once the cluster is ok. */
+  async startAgain(port: number): Promise<void> {
+    run('restart-node', this.dir, String(port));
+    for (let i = 0; !(await this.stateOk()); i++) {
+      if (i > 400) throw new Error(`the cluster did not settle after restarting ${port}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** The clients connected to each node now (CLIENT LIST) whose name contains `part`. */
+  async clientsNamed(
+    part: string,
+  ): Promise<{ port: number; id: string; name: string; sub: number }[]> {
+    const lists = await Promise.all(
+      this.nodes.map(async ({ port }) => {
+        const node = new Redis(port, '127.0.0.1');
+        try {
+          const list = (await node.client('LIST')) as string;
+          return list
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => Object.fromEntries(line.split(' ').map((f) => f.split('=', 2))))
+            .filter((c) => c.name?.includes(part))
+            .map((c) => ({ port, id: c.id, name: c.name, sub: Number(c.sub) }));
+        } finally {
+          node.disconnect();
+        }
+      }),
+    );
+    return lists.flat();
+  }
+
+  /** Closes one client's connection on the server's side (CLIENT KILL ID). */
+  async killClient(port: number, id: string): Promise<void> {
+    const node = new Redis(port, '127.0.0.1');
+    await node.client('KILL', 'ID', id).finally(() => node.disconnect());
+  }
+
   /** Every node killed, then a new empty cluster on the same ports. */
   restartEmpty(): void {
     run('restart', this.dir);
@@ -114,6 +208,9 @@ export class LocalCluster {
   }
 }
 
-function run(cmd: string, dir: string): string {
-  return execFileSync('bash', [SCRIPT, cmd, dir], { encoding: 'utf8', timeout: 60_000 }).trim();
+function run(cmd: string, dir: string, ...args: string[]): string {
+  return execFileSync('bash', [SCRIPT, cmd, dir, ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  }).trim();
 }
