@@ -38,7 +38,6 @@ describe('Holds: consume, settle, recover, give back (API.md v4 corrections)', (
       BEGIN
         SELECT * INTO cfg FROM slow_student WHERE student_id = NEW.student_id AND tbl = TG_TABLE_NAME;
         IF NOT FOUND THEN RETURN NEW; END IF;
-        EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %I', seq);
         IF nextval(seq::regclass) > 1 THEN RETURN NEW; END IF;
         IF NOT cfg.until_recovery THEN
           PERFORM pg_sleep(cfg.seconds);
@@ -57,8 +56,12 @@ describe('Holds: consume, settle, recover, give back (API.md v4 corrections)', (
     }
   });
   /** Makes the student's first insert into `table` slow (see the trigger above). */
-  const slow = (student: string, table: string, seconds: number, untilRecovery = false) =>
-    ctx.sql('INSERT INTO slow_student VALUES ($1, $2, $3, $4)', [student, table, seconds, untilRecovery]); // prettier-ignore
+  const slow = async (student: string, table: string, seconds: number, untilRecovery = false) => {
+    // Made here, committed: created inside the seat transaction, it would make the recovery's
+    // own trigger wait for that transaction (the catalog's unique name), whatever recovery locks.
+    await ctx.sql(`CREATE SEQUENCE slow_${student}_${table}`);
+    await ctx.sql('INSERT INTO slow_student VALUES ($1, $2, $3, $4)', [student, table, seconds, untilRecovery]); // prettier-ignore
+  };
   /** The student's term row exists already: seat transaction and recovery only lock it. */
   const termRow = (student: string, term: string) =>
     ctx.sql('INSERT INTO student_term (student_id, term) VALUES ($1, $2)', [student, term]);
@@ -117,6 +120,8 @@ describe('Holds: consume, settle, recover, give back (API.md v4 corrections)', (
     await slow('tardy', 'student_term', 4.5, true);
     const res = await enroll(app.url, id, 'tardy');
     expect([res.status, res.body.code]).toEqual([503, 'UNAVAILABLE']);
+    // Recovery had settled the hold (its ticket granted again) before the seat statement came.
+    expect(res.body.message).toMatch(/settled within/);
     await eventually(async () => !(await holdOpen(id, 'tardy')), 10_000);
     expect(await rowOf(id, 'tardy')).toBe(false);
     expect(await ticketLive(id, 'tardy')).toBe(true);
