@@ -143,10 +143,12 @@ export function outcomeOf(r: Record<string, unknown>): EnrollOutcome {
   const lecture = factsOf(r as unknown as Parameters<typeof factsOf>[0]);
   if (r.won_at) return { kind: 'ENROLLED', enrolledAt: r.won_at as Date, lecture };
   if (r.had_at) return { kind: 'ALREADY_ENROLLED', enrolledAt: r.had_at as Date, lecture };
-  if (r.on_time === false) return { kind: 'TOO_LATE' };
   if (r.closed) return { kind: 'CLOSED', lecture };
   if (!r.opened) return { kind: 'NOT_OPEN', lecture };
-  if (r.refusal && r.seat_free) {
+  if (!r.seat_free) return { kind: 'FULL', lecture };
+  // Late: recovery may have settled the hold; not judged on the rules, so not refused by them.
+  if (r.on_time === false) return { kind: 'TOO_LATE' };
+  if (r.refusal) {
     return {
       kind: r.refusal as RuleRefusal,
       lecture,

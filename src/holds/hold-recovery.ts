@@ -10,8 +10,9 @@ import { HoldTransactions } from './hold.transactions';
  * ticket died, lost its connection before the commit's answer, or could not reach Redis after
  * its commit. PostgreSQL is asked under the students' row locks and by its own clock
  * (hold.transactions.ts), so its answer is final: a student with a row is recorded ENROLLED,
- * one whose deadline has passed without a row gets a ticket again, and one PostgreSQL's clock
- * has not yet seen lapse is left for the next run. Idempotent, so any number of instances may
+ * one whose deadline has passed without a row gets a ticket again (none in a lecture with no
+ * seat left or closed: the hold just ends), and one PostgreSQL's clock has not yet seen lapse,
+ * or whose lock a transaction still holds, is left for the next run. Idempotent, so any number of instances may
  * run it at once; single-flight per lecture within one.
  */
 @Injectable()
@@ -45,19 +46,25 @@ export class HoldRecovery {
     // Seats first, then the holds' end: the seat taken is never counted as room meanwhile.
     await this.facts.recordSeats(facts, 'enrolled', holders);
     await this.line.release(lectureId, holders);
+    // A lecture with no seat left (or closed) has no ticket to give again: a FULL or CLOSED
+    // answer whose commit came after the deadline would otherwise leave one beside it.
+    const room = facts.seatsLeft > 0 && (facts.closesAt === null || facts.closesAt > Date.now());
     let regranted = 0;
-    for (const student of lapsed) {
-      if (await this.line.regrant(lectureId, student, facts.ticketTtlSeconds * 1000)) {
+    for (const hold of lapsed) {
+      const ttl = facts.ticketTtlSeconds * 1000;
+      if (room && (await this.line.regrant(lectureId, hold.studentId, ttl, hold.deadline))) {
         regranted += 1;
       }
     }
-    if (holders.length + lapsed.length === 0) return; // PostgreSQL's clock is not there yet
+    if (!room) await this.line.release(lectureId, lapsed.map((h) => h.studentId)); // prettier-ignore
+    const students = [...holders, ...lapsed.map((h) => h.studentId)];
+    if (students.length === 0) return; // PostgreSQL's clock is not there yet, or all were busy
     this.metrics.ticketEvent(lectureId, 'given_back', regranted);
     this.logger.warn(
-      `lecture ${lectureId}: recovered ${holders.length + lapsed.length} lapsed enroll holds ` +
+      `lecture ${lectureId}: recovered ${students.length} lapsed enroll holds ` +
         `(${holders.length} committed, ${regranted} tickets granted again)`,
     );
-    await this.channel.studentsChanged(lectureId, [...holders, ...lapsed]);
+    await this.channel.studentsChanged(lectureId, students);
     await this.channel.slotFreed(lectureId);
   }
 }

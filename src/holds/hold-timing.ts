@@ -19,21 +19,14 @@ export const IDLE_IN_TRANSACTION_MS = 2000;
  * this often, instead of running on to COMMIT once the lock comes (Linux; PostgreSQL 14+).
  */
 export const CLIENT_CHECK_MS = 500;
-/**
- * The statements of the longest seat transaction (a swap, or a batch) that may wait: the
- * lecture rows' lock, the student rows' insert and lock, the seat statement itself.
+/*
+ * So a seat transaction holds a student's lock at most its four waiting statements (the lecture
+ * rows' lock, the student rows' insert and lock, the seat statement) times STATEMENT_TIMEOUT_MS,
+ * plus the swap's IDLE_IN_TRANSACTION_MS between round trips — 22 s in the worst case, the
+ * longest a recovery may find a student busy (it skips a busy student and comes back). Sized for
+ * two statements, the old send-by bound let a batch of four commit after recovery had re-granted
+ * its tickets; the lock protocol makes that impossible whatever the bound.
  */
-const WAITING_STATEMENTS = 4;
-
-/**
- * The longest a seat transaction can hold a student's lock once sent, and so the longest a
- * recovery may wait for it: every statement that may wait cut off by its time-out, plus the
- * swap's decision between round trips. (Sized for two statements, the old bound let a batch of
- * four commit after recovery had re-granted its tickets; the lock protocol now makes that
- * impossible whatever the bound, and the bound only says how soon recovery gets its answer.)
- */
-export const MAX_TRANSACTION_MS =
-  WAITING_STATEMENTS * STATEMENT_TIMEOUT_MS + IDLE_IN_TRANSACTION_MS;
 
 /** Every seat transaction (and a hold's recovery) opens so. */
 export const BEGIN_BOUNDED = [

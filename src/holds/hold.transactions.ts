@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { escapeLiteral, Pool, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
-import { lockStudentsSql, LECTURE_COLUMNS } from '../enroll/enroll-statement';
+import { LECTURE_COLUMNS } from '../enroll/enroll-statement';
 import { LectureFacts, factsOf } from '../lectures/lecture-facts';
 import { BEGIN_BOUNDED, BEGIN_STATEMENTS } from './hold-timing';
 
@@ -18,8 +18,11 @@ export interface HoldsSettled {
   facts: LectureFacts;
   /** students with a row: their enroll committed */
   holders: string[];
-  /** students without a row whose deadline has passed by PostgreSQL's clock: no enroll of theirs can commit now */
-  lapsed: string[];
+  /**
+   * students without a row whose deadline has passed by PostgreSQL's clock, with the deadline
+   * judged: no seat transaction of that hold can commit now
+   */
+  lapsed: LapsedHold[];
 }
 
 /**
@@ -37,28 +40,38 @@ export class HoldTransactions {
     this.pool = (db.driver as unknown as { master: Pool }).master;
   }
 
-  /** null: no such lecture. */
+  /**
+   * null: no such lecture. Students whose row lock another transaction holds now (a seat
+   * transaction of theirs still running) are skipped, not waited for: they are left for the
+   * next run, so a recovery never holds the other students' locks while it waits.
+   */
   async settle(lectureId: number, holds: LapsedHold[]): Promise<HoldsSettled | null> {
     const id = Number(lectureId);
     const values = holds
       .map((h) => `(${escapeLiteral(h.studentId)}, ${Math.trunc(h.deadline)}::bigint)`)
       .join(', ');
+    const ids = `ARRAY[${holds.map((h) => escapeLiteral(h.studentId)).join(', ')}]::varchar[]`;
+    const term = `(SELECT term FROM lecture WHERE id = ${id})`;
     const sql = [
       ...BEGIN_BOUNDED,
-      ...lockStudentsSql(
-        id,
-        holds.map((h) => h.studentId),
-      ),
-      `WITH h (student_id, deadline) AS (VALUES ${values}),
+      // As a seat transaction makes them (lockStudentsSql): an insert still uncommitted is
+      // waited for here, since its transaction holds that student's lock.
+      `INSERT INTO student_term (student_id, term)
+       SELECT s, ${term} FROM unnest(${ids}) s ORDER BY s ON CONFLICT DO NOTHING`,
+      `WITH locked AS (
+         SELECT student_id FROM student_term WHERE term = ${term} AND student_id = ANY (${ids})
+          ORDER BY student_id FOR UPDATE SKIP LOCKED),
+            h (student_id, deadline) AS (VALUES ${values}),
             judged AS (
-              SELECT h.student_id,
+              SELECT h.student_id, h.deadline,
                      EXISTS (SELECT 1 FROM enrollment e
                               WHERE e.lecture_id = ${id} AND e.student_id = h.student_id) AS holds_seat,
                      clock_timestamp() >= to_timestamp(h.deadline / 1000.0) AS past
-                FROM h)
+                FROM h JOIN locked USING (student_id))
        SELECT ${LECTURE_COLUMNS},
               coalesce((SELECT array_agg(student_id) FROM judged WHERE holds_seat), '{}') AS holders,
-              coalesce((SELECT array_agg(student_id) FROM judged WHERE past AND NOT holds_seat), '{}') AS lapsed
+              coalesce((SELECT json_agg(json_build_object('studentId', student_id, 'deadline', deadline))
+                          FROM judged WHERE past AND NOT holds_seat), '[]') AS lapsed
          FROM lecture WHERE id = ${id}`,
       'COMMIT',
     ].join(';\n');
@@ -66,9 +79,10 @@ export class HoldTransactions {
     try {
       const results = (await client.query(sql)) as unknown as QueryResult[];
       client.release();
-      const row = results[BEGIN_STATEMENTS + 2].rows[0];
+      const row = results[BEGIN_STATEMENTS + 1].rows[0];
       if (!row) return null;
-      return { facts: factsOf(row), holders: row.holders, lapsed: row.lapsed };
+      const lapsed = (row.lapsed as LapsedHold[]).map((h) => ({ ...h, deadline: Number(h.deadline) })); // prettier-ignore
+      return { facts: factsOf(row), holders: row.holders, lapsed };
     } catch (err) {
       await client.query('ROLLBACK').then(
         () => client.release(),

@@ -65,8 +65,10 @@ export class Holds {
    * commit). False when the hold had lapsed and recovery settled it meanwhile.
    */
   async giveBack(hold: Hold): Promise<boolean> {
-    const { lectureId, studentId, msLeft } = hold;
-    const kept = await this.line.giveBack(lectureId, studentId, msLeft).catch(() => false);
+    const { lectureId, studentId, msLeft, deadline } = hold;
+    const kept = await this.line
+      .giveBack(lectureId, studentId, msLeft, deadline)
+      .catch(() => false);
     if (kept) this.metrics.ticketEvent(lectureId, 'given_back');
     return kept;
   }

@@ -74,24 +74,49 @@ export class SeatReleases implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   private async settleUnrecorded(): Promise<void> {
-    const rows: { id: string; lectureId: number; studentId: string }[] = await this.db.query(
-      `SELECT id, lecture_id AS "lectureId", student_id AS "studentId" FROM seat_release
+    const rows: Release[] = await this.db.query(
+      `SELECT id, lecture_id AS "lectureId", student_id AS "studentId", version FROM seat_release
         WHERE released_at < now() - $1 * interval '1 millisecond' ORDER BY id LIMIT ${SWEEP_LIMIT}`,
       [RELEASE_GRACE_MS],
     );
-    const byLecture = new Map<number, typeof rows>();
+    const byLecture = new Map<number, Release[]>();
     for (const r of rows) byLecture.set(r.lectureId, [...(byLecture.get(r.lectureId) ?? []), r]);
+    // One lecture at a time, each on its own: one that cannot be rebuilt now (a hot lecture
+    // changing faster than a rebuild, its shard down) does not hold back the others.
     for (const [lectureId, releases] of byLecture) {
-      // A rebuild from one snapshot read now: every release committed before it is in it.
-      await this.facts.reload(lectureId);
-      await this.channel.studentsChanged(lectureId, releases.map((r) => r.studentId)); // prettier-ignore
-      await this.channel.slotFreed(lectureId);
-      await this.db.query('DELETE FROM seat_release WHERE id = ANY ($1::bigint[])', [
-        releases.map((r) => r.id),
-      ]);
-      this.logger.warn(
-        `lecture ${lectureId}: ${releases.length} seats given back were not recorded in Redis; rebuilt from PostgreSQL`,
-      );
+      await this.settleLecture(lectureId, releases).catch((err: Error) => {
+        if (!isInfraError(err) && !(err instanceof AppError)) {
+          this.logger.error(`seat releases of lecture ${lectureId}: ${err.message}`);
+        }
+      });
     }
   }
+
+  /**
+   * Rebuilds the lecture from a PostgreSQL snapshot, then deletes the releases Redis now has: a
+   * release's row goes only once Redis holds a version of the lecture at least the release's
+   * own (a rebuild joined while already in flight may have read a snapshot from before it).
+   */
+  private async settleLecture(lectureId: number, releases: Release[]): Promise<void> {
+    await this.facts.reload(lectureId);
+    const inRedis = await this.facts.versionInRedis(lectureId);
+    const recorded = releases.filter((r) => inRedis !== null && inRedis >= r.version);
+    if (recorded.length === 0) return; // the next sweep rebuilds again
+    await this.channel.studentsChanged(lectureId, recorded.map((r) => r.studentId)); // prettier-ignore
+    await this.channel.slotFreed(lectureId);
+    await this.db.query('DELETE FROM seat_release WHERE id = ANY ($1::bigint[])', [
+      recorded.map((r) => r.id),
+    ]);
+    this.logger.warn(
+      `lecture ${lectureId}: ${recorded.length} seats given back were not recorded in Redis; rebuilt from PostgreSQL`,
+    );
+  }
+}
+
+interface Release {
+  id: string;
+  lectureId: number;
+  studentId: string;
+  /** the lecture row's version the release committed */
+  version: number;
 }

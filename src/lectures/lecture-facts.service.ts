@@ -85,6 +85,12 @@ export class LectureFactsService {
     }
   }
 
+  /** The row version of the lecture's facts in Redis, read now (null: none there). */
+  async versionInRedis(id: number): Promise<number | null> {
+    const { facts } = await this.store.read(id);
+    return facts?.version ?? null;
+  }
+
   /** Retries the lectures whose facts Redis refused after a commit. Never throws. */
   async retryUnsynced(): Promise<void> {
     for (const id of [...this.unsynced]) {

@@ -341,11 +341,19 @@ export class LineStore {
     return { msLeft: reply[0], queueSeq: reply[1] > 0 ? reply[1] : null, deadline: reply[2] };
   }
 
-  /** Puts a consumed ticket back with the lifetime it had left; false if the hold was gone. */
-  async giveBack(lectureId: number, studentId: string, msLeft: number): Promise<boolean> {
+  /**
+   * Puts a consumed ticket back with the lifetime it had left; false if that hold (the one with
+   * this deadline) was gone.
+   */
+  async giveBack(
+    lectureId: number,
+    studentId: string,
+    msLeft: number,
+    deadline: number,
+  ): Promise<boolean> {
     const k = lectureKeys(lectureId);
     const done = await this.redis.giveBack(
-      k.ticket(studentId), k.tickets, k.inflight, k.stats, studentId, msLeft,
+      k.ticket(studentId), k.tickets, k.inflight, k.stats, studentId, msLeft, deadline,
     ); // prettier-ignore
     return done === 1;
   }
@@ -367,11 +375,16 @@ export class LineStore {
     return holds;
   }
 
-  /** A lapsed hold becomes a ticket again (no row was committed for it). */
-  async regrant(lectureId: number, studentId: string, ttlMs: number): Promise<boolean> {
+  /** A lapsed hold (the one with this deadline) becomes a ticket again: no row was committed for it. */
+  async regrant(
+    lectureId: number,
+    studentId: string,
+    ttlMs: number,
+    deadline: number,
+  ): Promise<boolean> {
     const k = lectureKeys(lectureId);
     const done = await this.redis.regrant(
-      k.ticket(studentId), k.tickets, k.inflight, studentId, ttlMs,
+      k.ticket(studentId), k.tickets, k.inflight, studentId, ttlMs, deadline,
     ); // prettier-ignore
     return done === 1;
   }

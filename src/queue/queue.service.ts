@@ -243,10 +243,16 @@ export class QueueService {
     }
     if (place?.drew) void this.draws.drawn(lectureId); // recorded aside: not this join's wait
     if (place?.state === 'LAPSED') {
-      await this.holds.recoverLapsed(lectureId);
+      // Settled from PostgreSQL now where it can be; one that cannot yet (its transaction still
+      // holds the student's lock, PostgreSQL's clock is behind Redis's, PostgreSQL is down) is
+      // still an enroll in progress: ADMITTED, as before its deadline. The cron settles it.
+      await this.holds.recoverLapsed(lectureId).catch((err: Error) => {
+        this.logger.warn(`lecture ${lectureId}: hold recovery failed (${err.message})`);
+      });
       place = await read();
+      if (place?.state === 'LAPSED') place = { ...place, state: 'ADMITTED', ticketExpiresAt: null };
     }
-    if (!place || place.state === 'LAPSED') {
+    if (!place) {
       throw new AppError('UNAVAILABLE', 'the queue state could not be rebuilt; try again');
     }
     const observedRate = place.state === 'WAITING' ? await this.rates.of(lectureId) : null;

@@ -52,8 +52,8 @@ declare module 'ioredis' {
     consume(
       ...keysAndArgs: [Key, Key, Key, Key, Key, Arg, Arg]
     ): Result<[number, number, number] | ScriptError.Missing, Context>;
-    giveBack(...keysAndArgs: [Key, Key, Key, Key, Arg, Arg]): Result<number, Context>;
-    regrant(...keysAndArgs: [Key, Key, Key, Arg, Arg]): Result<number, Context>;
+    giveBack(...keysAndArgs: [Key, Key, Key, Key, Arg, Arg, Arg]): Result<number, Context>;
+    regrant(...keysAndArgs: [Key, Key, Key, Arg, Arg, Arg]): Result<number, Context>;
     lapsed(key: Key): Result<string[], Context>;
     recordLecture(...keysAndArgs: [Key, Key, ...Arg[]]): Result<number, Context>;
     rebuildLecture(...keysAndArgs: [Key, Key, ...Arg[]]): Result<number, Context>;

@@ -305,23 +305,37 @@ describe('Enrollment (API.md, Enrollment)', () => {
     const deadline = Date.now() + 10_000;
     const outcomes = await app.app.get(SeatTransactions).enrollBatch(
       id,
-      ['b1', 'had', 'b2', 'b3', 'slow'].map((studentId) => ({
+      ['slow', 'b1', 'had', 'b2', 'b3', 'slow-and-no-seat'].map((studentId) => ({
         studentId,
         queueSeq: null,
-        deadline: studentId === 'slow' ? Date.now() - 1 : deadline,
+        deadline: studentId.startsWith('slow') ? Date.now() - 1 : deadline,
       })),
     );
     expect(outcomes.map((o) => o.kind)).toEqual([
+      'TOO_LATE', // past its hold's deadline by PostgreSQL's clock: recovery may have settled it
       'ENROLLED',
       'ALREADY_ENROLLED',
       'ENROLLED',
       'FULL',
-      'TOO_LATE', // past its hold's deadline by PostgreSQL's clock: recovery may have settled it
+      'FULL', // late too, but no seat would have been free for it: FULL is the truth
     ]);
     // Every outcome carries the lecture as the transaction left it, version included.
-    expect(outcomes[2]).toMatchObject({ lecture: { seatsLeft: 0, capacity: 3, version: 2 } });
-    expect(outcomes[3]).toMatchObject({ lecture: { seatsLeft: 0, version: 2 } });
+    expect(outcomes[3]).toMatchObject({ lecture: { seatsLeft: 0, capacity: 3, version: 2 } });
+    expect(outcomes[4]).toMatchObject({ lecture: { seatsLeft: 0, version: 2 } });
     await invariant1(id);
+  });
+
+  it('a hold past its deadline in a closed lecture answers CLOSED, not a retry', async () => {
+    const { id } = await createLecture(url, {
+      capacity: 3,
+      opensAt: new Date(Date.now() - 60_000).toISOString(),
+      closesAt: new Date(Date.now() + 60_000).toISOString(),
+    });
+    await ctx.sql(`UPDATE lecture SET closes_at = now() - interval '1 second' WHERE id = $1`, [id]);
+    const [outcome] = await app.app
+      .get(SeatTransactions)
+      .enrollBatch(id, [{ studentId: 'late-closed', queueSeq: null, deadline: Date.now() - 1 }]);
+    expect(outcome.kind).toBe('CLOSED');
   });
 
   it('roles: an admin token on enroll → 403 FORBIDDEN', async () => {

@@ -20,21 +20,51 @@ describe('Holds: consume, settle, recover, give back (API.md v4 corrections)', (
 
   beforeAll(async () => {
     ctx = await TestContext.create();
-    // A statement made slow on purpose, for one student only: pg_sleep in a BEFORE INSERT
-    // trigger runs inside the seat transaction's own statements, each well within their 5 s.
-    await ctx.sql(`CREATE TABLE slow_student (student_id varchar PRIMARY KEY, seconds float NOT NULL)`); // prettier-ignore
+    // A statement made slow on purpose: pg_sleep in a BEFORE INSERT trigger runs inside the
+    // seat transaction's own statements, each well within their 5 s. Only the FIRST insert of
+    // the student into the table sleeps (a sequence counts them, outside any transaction): a
+    // recovery's own insert into student_term comes later and must not sleep, or it would not
+    // meet the seat transaction's lock at all. `until_recovery`: sleep until that later insert
+    // has fired (recovery is at work), then a moment more, so recovery takes the lock first.
+    await ctx.sql(`CREATE TABLE slow_student (
+      student_id varchar, tbl name, seconds float NOT NULL, until_recovery boolean NOT NULL DEFAULT false,
+      PRIMARY KEY (student_id, tbl))`);
     await ctx.sql(`
       CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE s float;
+      DECLARE
+        cfg slow_student;
+        seq text := format('slow_%s_%s', NEW.student_id, TG_TABLE_NAME);
+        fired bigint;
       BEGIN
-        SELECT seconds INTO s FROM slow_student WHERE student_id = NEW.student_id;
-        IF s IS NOT NULL THEN PERFORM pg_sleep(s); END IF;
+        SELECT * INTO cfg FROM slow_student WHERE student_id = NEW.student_id AND tbl = TG_TABLE_NAME;
+        IF NOT FOUND THEN RETURN NEW; END IF;
+        IF nextval(seq::regclass) > 1 THEN RETURN NEW; END IF;
+        IF NOT cfg.until_recovery THEN
+          PERFORM pg_sleep(cfg.seconds);
+          RETURN NEW;
+        END IF;
+        LOOP
+          EXECUTE format('SELECT last_value FROM %I', seq) INTO fired;
+          EXIT WHEN fired >= 2 OR clock_timestamp() > statement_timestamp() + make_interval(secs => cfg.seconds);
+          PERFORM pg_sleep(0.02);
+        END LOOP;
+        PERFORM pg_sleep(0.3);
         RETURN NEW;
       END $$`);
     for (const table of ['student_term', 'enrollment']) {
       await ctx.sql(`CREATE TRIGGER slow_${table} BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION slow_insert()`); // prettier-ignore
     }
   });
+  /** Makes the student's first insert into `table` slow (see the trigger above). */
+  const slow = async (student: string, table: string, seconds: number, untilRecovery = false) => {
+    // Made here, committed: created inside the seat transaction, it would make the recovery's
+    // own trigger wait for that transaction (the catalog's unique name), whatever recovery locks.
+    await ctx.sql(`CREATE SEQUENCE slow_${student}_${table}`);
+    await ctx.sql('INSERT INTO slow_student VALUES ($1, $2, $3, $4)', [student, table, seconds, untilRecovery]); // prettier-ignore
+  };
+  /** The student's term row exists already: seat transaction and recovery only lock it. */
+  const termRow = (student: string, term: string) =>
+    ctx.sql('INSERT INTO student_term (student_id, term) VALUES ($1, $2)', [student, term]);
   afterAll(() => ctx.close());
 
   const admitAll = async (a: RunningApp, id: number) => {
@@ -55,21 +85,21 @@ describe('Holds: consume, settle, recover, give back (API.md v4 corrections)', (
   };
 
   it('a transaction that commits after its hold lapsed: recovery waits for it and records ENROLLED — never a row and a live ticket', async () => {
-    // The hold is 8.5 s; the transaction takes ~8.8 s (two statements of 4.4 s each), so its
-    // commit lands after the deadline while recovery (the cron every 200 ms) is already at work.
-    // Sized so the old send-by rule (deadline - 8 s) still sent it: that version re-granted the
-    // ticket from a read that did not wait for the commit.
+    // The hold is 8.5 s; the transaction takes ~8.8 s (two statements of 4.4 s each, the student's
+    // lock held from the end of the first), so its commit lands after the deadline while recovery
+    // (the cron every 200 ms) is already at work and finds the student's lock taken. Sized so the
+    // old send-by rule (deadline - 8 s) still sent it: that version re-granted the ticket from a
+    // read that did not wait for the commit.
     const app = await ctx.startApp({ enrollHoldMs: 8500, admission: { mode: 'cron', intervalMs: 200 } }); // prettier-ignore
-    const { id } = await createLecture(app.url, { term: newTerm(), capacity: 2 });
+    const term = newTerm();
+    const { id } = await createLecture(app.url, { term, capacity: 2 });
     await join(app.url, id, 'late').expect(201);
     await admitAll(app, id);
-    await ctx.sql(`INSERT INTO slow_student VALUES ('late', 4.4)`);
-    try {
-      const res = await enroll(app.url, id, 'late');
-      expect([res.status, res.body.status]).toEqual([201, 'ENROLLED']);
-    } finally {
-      await ctx.sql(`DELETE FROM slow_student WHERE student_id = 'late'`);
-    }
+    await termRow('late', term);
+    await slow('late', 'student_term', 4.4);
+    await slow('late', 'enrollment', 4.4);
+    const res = await enroll(app.url, id, 'late');
+    expect([res.status, res.body.status]).toEqual([201, 'ENROLLED']);
     await eventually(async () => !(await holdOpen(id, 'late')), 15_000);
     expect(await rowOf(id, 'late')).toBe(true);
     expect(await ticketLive(id, 'late')).toBe(false);
@@ -78,19 +108,20 @@ describe('Holds: consume, settle, recover, give back (API.md v4 corrections)', (
   });
 
   it('a seat statement that reaches the student after recovery settled the hold refuses them: a ticket again, no row', async () => {
-    // The hold is 1.5 s; the transaction's first statement alone takes 2.5 s. Recovery takes the
-    // student's lock first and grants the ticket again; the seat statement then comes too late.
+    // The hold is 1.5 s; the transaction's first statement waits until recovery is at work, then
+    // a moment more: recovery takes the student's lock first and grants the ticket again, and
+    // the seat statement, later than the deadline by PostgreSQL's clock, refuses the student.
     const app = await ctx.startApp({ enrollHoldMs: 1500, admission: { mode: 'cron', intervalMs: 200 } }); // prettier-ignore
-    const { id } = await createLecture(app.url, { term: newTerm(), capacity: 2 });
+    const term = newTerm();
+    const { id } = await createLecture(app.url, { term, capacity: 2 });
     await join(app.url, id, 'tardy').expect(201);
     await admitAll(app, id);
-    await ctx.sql(`INSERT INTO slow_student VALUES ('tardy', 2.5)`);
-    try {
-      const res = await enroll(app.url, id, 'tardy');
-      expect([res.status, res.body.code]).toEqual([503, 'UNAVAILABLE']);
-    } finally {
-      await ctx.sql(`DELETE FROM slow_student WHERE student_id = 'tardy'`);
-    }
+    await termRow('tardy', term);
+    await slow('tardy', 'student_term', 4.5, true);
+    const res = await enroll(app.url, id, 'tardy');
+    expect([res.status, res.body.code]).toEqual([503, 'UNAVAILABLE']);
+    // Recovery had settled the hold (its ticket granted again) before the seat statement came.
+    expect(res.body.message).toMatch(/settled within/);
     await eventually(async () => !(await holdOpen(id, 'tardy')), 10_000);
     expect(await rowOf(id, 'tardy')).toBe(false);
     expect(await ticketLive(id, 'tardy')).toBe(true);
@@ -114,7 +145,7 @@ describe('Holds: consume, settle, recover, give back (API.md v4 corrections)', (
       const { id } = await createLecture(app.url, { term: newTerm(), capacity: 2 });
       await join(app.url, id, 'lost').expect(201);
       await admitAll(app, id);
-      await ctx.sql(`INSERT INTO slow_student VALUES ('lost', 1.5)`);
+      await slow('lost', 'enrollment', 1.5);
       const pending = enroll(app.url, id, 'lost').then((r) => r); // sent now, not when awaited
       // The seat statement is running (asleep in the enrollment row's trigger): cut the app's
       // side only. PostgreSQL goes on and commits; the app never hears it.
@@ -128,7 +159,6 @@ describe('Holds: consume, settle, recover, give back (API.md v4 corrections)', (
       const res = await pending;
       expect([res.status, res.body.code]).toEqual([503, 'UNAVAILABLE']);
       expect(res.body.message).toMatch(/not known/);
-      await ctx.sql(`DELETE FROM slow_student WHERE student_id = 'lost'`);
       await eventually(async () => rowOf(id, 'lost'), 5000); // it did commit
       await eventually(async () => !(await holdOpen(id, 'lost')), 15_000);
       expect(await ticketLive(id, 'lost')).toBe(false);

@@ -13,8 +13,12 @@ describe('leave-6, consume-5, give-back-4, regrant-3, lapsed-1', () => {
     const r = await consumeWithSeq(s);
     return Array.isArray(r) ? r[0] : r;
   };
-  const giveBack = (s: string, ms: number) =>
-    h.redis.giveBack(k.ticket(s), k.tickets, k.inflight, k.stats, s, ms);
+  /** Gives back the hold the student has now (its deadline read first), or the one given. */
+  const giveBack = async (s: string, ms: number, deadline?: number) =>
+    h.redis.giveBack(
+      k.ticket(s), k.tickets, k.inflight, k.stats, s, ms,
+      deadline ?? Number(await h.redis.zscore(k.inflight, s)),
+    ); // prettier-ignore
   const leave = (s: string) =>
     h.redis.leave(k.queue, k.ticket(s), k.tickets, k.stats, k.gone, k.prequeue, s, '');
 
@@ -78,13 +82,17 @@ describe('leave-6, consume-5, give-back-4, regrant-3, lapsed-1', () => {
     await h.joinAll(id, ['a']);
     await h.admit(id);
     const left = await consume('a');
-    expect(await giveBack('a', left)).toBe(1);
+    const deadline = Number(await h.redis.zscore(k.inflight, 'a'));
+    // Another enroll's hold (another deadline) is not this one's to give back.
+    expect(await giveBack('a', left, deadline + 1)).toBe(0);
+    expect(await h.redis.zcard(k.inflight)).toBe(1);
+    expect(await giveBack('a', left, deadline)).toBe(1);
     const pttl = await h.redis.pttl(k.ticket('a'));
     expect(pttl).toBeGreaterThan(left - 1000);
     expect(pttl).toBeLessThanOrEqual(left);
     expect(await h.redis.zrange(k.tickets, 0, -1)).toEqual(['a']);
     expect(await h.redis.zcard(k.inflight)).toBe(0);
-    expect(await giveBack('a', left)).toBe(0); // no hold any more: nothing to give back
+    expect(await giveBack('a', left, deadline)).toBe(0); // no hold any more: nothing to give back
   });
 
   it("lapsed: holds past their deadline by Redis's clock, whatever the instance's clock says", async () => {
@@ -104,8 +112,14 @@ describe('leave-6, consume-5, give-back-4, regrant-3, lapsed-1', () => {
   });
 
   it('regrant: a lapsed hold becomes a ticket again; a live or missing hold is left alone', async () => {
-    const regrant = (s: string) => h.redis.regrant(k.ticket(s), k.tickets, k.inflight, s, 60_000);
-    await h.redis.zadd(k.inflight, Date.now() - 1, 'lapsed', Date.now() + 60_000, 'live');
+    const judged = new Map<string, number>();
+    const regrant = (s: string, deadline = judged.get(s) ?? 0) =>
+      h.redis.regrant(k.ticket(s), k.tickets, k.inflight, s, 60_000, deadline);
+    const now = Date.now();
+    judged.set('lapsed', now - 1).set('live', now + 60_000);
+    await h.redis.zadd(k.inflight, now - 1, 'lapsed', now + 60_000, 'live');
+    // Only the hold that was judged: a newer one of the same student carries another deadline.
+    expect(await regrant('lapsed', now - 2)).toBe(0);
     expect(await regrant('lapsed')).toBe(1);
     expect(await regrant('live')).toBe(0);
     expect(await regrant('nobody')).toBe(0);
