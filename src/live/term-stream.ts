@@ -48,6 +48,13 @@ export class TermStream extends StudentStream {
   removed = false;
   /** watches are being started: one settled lecture among them must not end the stream */
   starting = true;
+  /**
+   * Follows (news of a join or a new plan) run one at a time, in the order the news came: two
+   * plans applied out of order left the stream on the older one. While one is queued or running
+   * the stream does not end: what it adds may be something to wait for.
+   */
+  follows: Promise<void> = Promise.resolve();
+  followsPending = 0;
 
   constructor(
     readonly term: string,
@@ -90,6 +97,7 @@ export class TermStream extends StudentStream {
   }
 
   settle(): void {
-    if (!this.starting && !this.removed && this.done) this.hooks.finish(this);
+    if (this.starting || this.removed || this.followsPending > 0) return;
+    if (this.done) this.hooks.finish(this);
   }
 }

@@ -19,6 +19,15 @@ import { FirstStatus, Watches } from './watches.service';
 
 type Firsts = Map<number, FirstStatus | AppError>;
 
+/** Term news heard while an opening of the key was in progress. */
+interface OpeningNews {
+  count: number;
+  heard?: boolean;
+  joined: Set<number>;
+  /** a new plan was announced (news naming no lecture) */
+  plan: boolean;
+}
+
 const keyOf = (term: string, studentId: string) => `${term}\n${studentId}`;
 
 /**
@@ -32,6 +41,12 @@ const keyOf = (term: string, studentId: string) => `${term}\n${studentId}`;
 export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(TermStreams.name);
   private readonly streams = new NewestStreams<TermStream>();
+  /**
+   * Per key with an opening in progress here: the term news heard meanwhile (lectures joined,
+   * or a new plan), for the opening to follow once registered — it read the plan and the lines
+   * before that news, and no registered stream was there to hear it.
+   */
+  private readonly newsWhileOpening = new Map<string, OpeningNews>();
   private readonly hooks: TermStreamHooks = {
     drop: (s, w) => {
       s.watches.delete(w.lectureId);
@@ -81,6 +96,7 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
     const opening = newOpening();
     const key = keyOf(term, studentId);
     this.streams.begin(key);
+    this.beginNews(key);
     let lectures: TermLectures;
     let firsts: Firsts;
     try {
@@ -89,10 +105,12 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
       firsts = await this.begin(studentId, [...lectures.planned, ...lectures.others]);
     } catch (err) {
       this.streams.settle(key, opening);
+      this.takeNews(key);
       this.channel.unpinTerm(term);
       slot.release();
       throw err;
     }
+    const news = this.takeNews(key);
     const planned = new Set(lectures.planned);
     const stale = this.unfollowed(firsts, planned);
     void this.plans.forgetLines(studentId, term, stale);
@@ -101,7 +119,9 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
       (f) =>
         f instanceof AppError || !somethingToWaitFor(f.status, planned.has(f.status.lectureId)),
     );
-    if (slot.gone || !newest || nothingLeft) {
+    // News heard meanwhile may have added something to wait for: the stream opens and follows
+    // it, and ends with `event: end` if it did not.
+    if (slot.gone || !newest || (nothingLeft && !news)) {
       this.abandon(firsts);
       this.channel.unpinTerm(term);
       slot.release();
@@ -119,6 +139,7 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
     const older = this.streams.add(key, stream); // settled as the newest: no await in between
     if (older) this.remove(older);
     sse.onClose(() => this.remove(stream));
+    if (news) this.follow(stream, news.plan ? [] : [...news.joined]); // queued: runs after these
     this.startAll(stream, firsts);
     await this.channel.termStreamOpened(term, studentId, stream.id, stream.openedAt);
     return stream;
@@ -198,16 +219,29 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
       const older = this.streams.heard(keyOf(e.term, e.student), opened);
       if (older) this.remove(older);
     } else if (e.kind === 'termChanged') {
-      const s = this.streams.get(keyOf(e.term, e.student));
-      if (s) void this.follow(s, e.lectureIds);
+      const key = keyOf(e.term, e.student);
+      const s = this.streams.get(key);
+      if (s) this.follow(s, e.lectureIds);
+      this.hearNews(key, e.lectureIds); // for an opening in progress, if any
     }
+  }
+
+  /** Queues a follow on the stream, after those before it; the stream waits for it to end. */
+  private follow(s: TermStream, joined: number[]): void {
+    s.followsPending += 1;
+    s.follows = s.follows
+      .then(() => this.followNow(s, joined))
+      .finally(() => {
+        s.followsPending -= 1;
+        s.settle();
+      });
   }
 
   /**
    * Lectures joined join the stream; a new plan (none named) adds its lectures and takes out
    * those no longer planned that the student is not in.
    */
-  private async follow(s: TermStream, joined: number[]): Promise<void> {
+  private async followNow(s: TermStream, joined: number[]): Promise<void> {
     try {
       const lectures =
         joined.length > 0
@@ -232,6 +266,28 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
     } catch (err) {
       this.logger.warn(`term stream of ${s.term}: ${(err as Error).message}`);
     }
+  }
+
+  private beginNews(key: string): void {
+    const pending = this.newsWhileOpening.get(key);
+    if (pending) pending.count += 1;
+    else this.newsWhileOpening.set(key, { count: 1, joined: new Set(), plan: false });
+  }
+
+  private hearNews(key: string, joined: number[]): void {
+    const pending = this.newsWhileOpening.get(key);
+    if (!pending) return;
+    pending.heard = true;
+    if (joined.length === 0) pending.plan = true;
+    for (const id of joined) pending.joined.add(id);
+  }
+
+  /** The news heard while this opening ran (undefined: none); every opening takes its own. */
+  private takeNews(key: string): OpeningNews | undefined {
+    const pending = this.newsWhileOpening.get(key);
+    if (!pending) return undefined;
+    if (--pending.count === 0) this.newsWhileOpening.delete(key);
+    return pending.heard ? { ...pending, joined: new Set(pending.joined) } : undefined;
   }
 
   private remove(s: TermStream): void {

@@ -1,4 +1,5 @@
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import { eventually } from '../helpers/api';
 import { adminCall, connectBrowser } from '../helpers/browser';
 import { ServerProcess, startedServer } from '../helpers/server-process';
 import { TestContext } from '../helpers/test-context';
@@ -211,6 +212,48 @@ describe('Student page: the plan stays true (v4 corrections)', () => {
     await adminCall(server.url, 'PATCH', `/lectures/${id}`, { capacity: 2 });
     await status(page, id, 'NOT_QUEUED', 20_000);
     expect(answers).toContain(200);
+  });
+
+  it('with nothing left to watch closely, the page looks again ever less often (5, 10, 20 s …), and at once when the student acts', async () => {
+    const term = freshTerm();
+    const id = await lecture(term, 'All Settled', 5);
+    const other = await lecture(term, 'Another', 5);
+    expect((await api('cal', 'PUT', `/me/terms/${term}/plan`, { lectureIds: [id] })).status).toBe(200); // prettier-ignore
+    expect((await api('cal', 'POST', `/lectures/${id}/queue`)).body.status).toBe('ADMITTED');
+    expect((await api('cal', 'POST', `/lectures/${id}/enroll`)).status).toBe(201);
+    let opens = 0;
+    let ended!: Promise<unknown>;
+    const page = await open('cal', term, async (p) => {
+      // The page's clock is the test's: the waits between looks are counted, not timed.
+      await p.clock.install();
+      p.on('request', (r) => r.url().endsWith(`/me/terms/${term}/events`) && opens++);
+      ended = streamEnded(p, term);
+    });
+    await status(page, id, 'ENROLLED');
+    await ended; // answered 204 (all held): its first look is due 5 s after
+    await new Promise((r) => setTimeout(r, 300));
+    const opensReach = async (n: number) => {
+      await eventually(async () => opens >= n, 10_000);
+      expect(opens).toBe(n);
+    };
+    // Jump ahead and stop the clock: the first look (5 s after the stream ended) fires in the
+    // jump; every wait after it is scheduled on the stopped clock, so each is exact.
+    const loaded = opens;
+    await page.clock.pauseAt(Date.now() + 30_000);
+    await opensReach(loaded + 1);
+    await new Promise((r) => setTimeout(r, 500)); // its answer (204) read: the next wait is set
+    const base = opens;
+    for (const [k, wait] of [10_000, 20_000, 40_000, 60_000, 60_000].entries()) {
+      await page.clock.runFor(wait - 100);
+      await new Promise((r) => setTimeout(r, 300)); // nothing due yet: no open may follow
+      expect(opens).toBe(base + k);
+      await page.clock.runFor(100); // at most a minute apart
+      await opensReach(base + k + 1);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    // The student acts (a plan edit): the stream is looked at again at once.
+    await page.getByTestId(`plan-add-${other}`).click();
+    await opensReach(base + 6);
   });
 
   it('a term stream refused for an expired token says so in the error banner', async () => {

@@ -337,6 +337,69 @@ describe('One live stream per student and term (API.md v3, registration morning)
     expect(await openStatus(b.url, 't-nothing')).toBe(204);
   });
 
+  it('two plan edits followed in the order they came: the stream stays on the newer plan, and does not end while it has something to wait for', async () => {
+    const w = await lecture();
+    const y = await lecture({ capacity: 1 });
+    const z = await lecture();
+    await join(a.url, y.id, 't-replan-other'); // y full: someone else holds its one seat
+    await admit(a, y.id);
+    expect((await enroll(a.url, y.id, 't-replan-other')).status).toBe(201);
+    await putPlan(a.url, 't-replan', [w.id]).expect(200);
+    const s = await open(a.url, 't-replan');
+    await s.next(of(w.id, 'NOT_QUEUED'));
+    // The first edit's follow is held in its status read while the second's runs: applied out
+    // of order, the stream took the older plan back ([w, y]) and ended with z still to wait for.
+    const gate = deferred();
+    const watches = a.app.get(Watches);
+    const read = watches.begin.bind(watches);
+    const held = jest.spyOn(watches, 'begin').mockImplementationOnce(async (...args) => {
+      await gate.promise;
+      return read(...args);
+    });
+    await putPlan(b.url, 't-replan', [w.id, y.id]).expect(200);
+    await eventually(async () => held.mock.calls.length === 1, 3000);
+    await putPlan(b.url, 't-replan', [z.id]).expect(200);
+    // Without the order kept, the second edit's follow finished first: z shown before the gate.
+    const zShown = s.next(of(z.id, 'NOT_QUEUED'));
+    await Promise.race([zShown, sleep(1000)]);
+    gate.resolve();
+    await zShown;
+    expect(await endsWithin(s, 3000)).toBe(false);
+    expect((await join(b.url, z.id, 't-replan')).status).toBe(201);
+    await s.next(of(z.id, 'WAITING'));
+  });
+
+  it('a lecture joined while the stream was opening is followed (its news was heard before the stream was there)', async () => {
+    const x = await lecture({ capacity: 1 });
+    const y = await lecture();
+    await putPlan(a.url, 't-opening', [x.id]).expect(200);
+    const gate = deferred();
+    const watches = a.app.get(Watches);
+    const read = watches.begin.bind(watches);
+    const held = jest.spyOn(watches, 'begin').mockImplementationOnce(async (...args) => {
+      await gate.promise;
+      return read(...args);
+    });
+    const heard = deferred();
+    a.app.get(AdmissionChannel).onEvent((e) => {
+      if (e.kind === 'termChanged' && e.student === 't-opening') heard.resolve();
+    });
+    const opening = open(a.url, 't-opening');
+    await eventually(async () => held.mock.calls.length === 1, 3000);
+    // The join lands after the opening read the plan and the student's lines.
+    expect((await join(b.url, y.id, 't-opening')).body.status).toBe('WAITING');
+    await heard.promise;
+    gate.resolve();
+    const s = await opening;
+    await s.next(of(y.id, 'WAITING'));
+    // x held: y (waiting, seats left) is still something to wait for.
+    expect((await join(a.url, x.id, 't-opening')).status).toBe(201);
+    await admit(a, x.id);
+    expect((await enroll(a.url, x.id, 't-opening')).status).toBe(201);
+    await s.next(of(x.id, 'ENROLLED'));
+    expect(await endsWithin(s, 2000)).toBe(false);
+  });
+
   it('of two streams opened a moment apart on one instance, the later stays even when the earlier finishes opening last (API.md v4, Corrections)', async () => {
     const x = await lecture();
     await putPlan(a.url, 't-race', [x.id]);

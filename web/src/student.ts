@@ -135,6 +135,7 @@ async function loadPlan(): Promise<void> {
 
 /** A planned lecture's status, drawn unless it is what the panel shows already. */
 function setPlanStatus(s: PlannedStatus): void {
+  termLive?.note(s);
   if (JSON.stringify(planStatuses.get(s.lectureId)) === JSON.stringify(s)) return;
   planStatuses.set(s.lectureId, s);
   drawPlan();

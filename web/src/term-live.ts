@@ -18,11 +18,15 @@ export interface TermLiveHandlers {
 }
 
 /**
- * After the stream ended, how often to open it again: a seat given back to a waiting student
- * makes the stream worth holding again, and nothing else would tell the page. An open counts
- * once against the student's rate limit (20 per second by default): one per 5 s is nothing.
+ * After the stream ended, how often to open it again. While the student waits in a lecture with
+ * no seat left, every RECHECK_MS: a seat given back admits them, and nothing else would tell the
+ * page. Otherwise (every lecture held, full without them, or closed) nothing changes but by the
+ * student's own action — which opens it at once — or by a seat coming back to a lecture they
+ * could join: the wait doubles up to MAX_RECHECK_MS, so thousands of finished pages cost the
+ * service a few opens per second, not thousands (an open is two PostgreSQL reads).
  */
 const RECHECK_MS = 5_000;
+const MAX_RECHECK_MS = 60_000;
 const FIRST_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 15_000;
 
@@ -39,8 +43,8 @@ type Outcome =
  * most six per origin, so one stream per lecture would starve the page's own requests. Read
  * with fetch (the token in a header). The plan panel stays live (API.md v4 corrections): when
  * the service ends the stream, or answers 204, because nothing is left to wait for, it is
- * opened again every RECHECK_MS and at once after the student acts (`start`); when it drops or
- * is refused it is retried with back-off, honouring Retry-After.
+ * opened again at once after the student acts (`start`), and otherwise after a while (see
+ * RECHECK_MS); when it drops or is refused it is retried with back-off, honouring Retry-After.
  */
 export class TermLive {
   private stopped = false;
@@ -49,6 +53,10 @@ export class TermLive {
   private backoff = FIRST_BACKOFF_MS;
   /** the student acted since the stream was last opened: a stream that ended is opened again */
   private kicked = false;
+  /** the wait before the next look once the stream has ended with nothing to watch closely */
+  private recheck = RECHECK_MS;
+  /** lectures where the student waits while no seat is left (a seat given back admits them) */
+  private readonly waitingForASeat = new Set<number>();
   private wake?: () => void;
 
   constructor(
@@ -65,6 +73,7 @@ export class TermLive {
   start(): void {
     if (this.stopped) return;
     this.kicked = true;
+    this.recheck = RECHECK_MS;
     this.wake?.();
     if (this.running) return;
     this.running = true;
@@ -90,7 +99,7 @@ export class TermLive {
         this.backoff = FIRST_BACKOFF_MS;
         if (out.kind === 'nothing') this.on.nothingSent();
         this.on.mode('idle');
-        if (!this.kicked) await this.pause(RECHECK_MS, true);
+        if (!this.kicked) await this.pause(this.nextRecheck(), true);
         continue;
       }
       this.on.mode('reconnecting');
@@ -99,6 +108,22 @@ export class TermLive {
         this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);
       }
     }
+  }
+
+  private nextRecheck(): number {
+    if (this.waitingForASeat.size > 0) return RECHECK_MS;
+    const ms = this.recheck;
+    this.recheck = Math.min(this.recheck * 2, MAX_RECHECK_MS);
+    return ms;
+  }
+
+  /**
+   * A lecture's status as the page last learned it, from the stream or its own read: whether
+   * the student waits in it with no seat left decides how soon an ended stream is looked at.
+   */
+  note(s: { lectureId: number; status?: string; seatsLeft?: number }): void {
+    if (s.status === 'WAITING' && s.seatsLeft === 0) this.waitingForASeat.add(s.lectureId);
+    else this.waitingForASeat.delete(s.lectureId);
   }
 
   /** Waits `ms`; `start` cuts short a wait that may be (not a back-off the service asked for). */
@@ -137,7 +162,10 @@ export class TermLive {
     try {
       for await (const frame of frames(res.body)) {
         if (this.stopped) return { kind: 'ended' };
-        if (frame.event === 'status') this.on.status(frame.data as QueueStatus);
+        if (frame.event === 'status') {
+          this.note(frame.data as QueueStatus);
+          this.on.status(frame.data as QueueStatus);
+        }
         if (frame.event === 'error') {
           const { lectureId, error: e } = frame.data as {
             lectureId: number;
