@@ -14,22 +14,26 @@ PROMTOOL_PATH=$(bash scripts/find-tool.sh PROMTOOL_PATH prometheus promtool) # c
 export PROMTOOL_PATH
 npm run build >/dev/null # the start-up and browser tests run the compiled server, as `npm start` does
 
-cluster_dir=$(mktemp -d "${TMPDIR:-/tmp}/enroll-cluster.XXXXXX")
-trap 'bash scripts/redis-cluster.sh stop "$cluster_dir"' EXIT
-TEST_REDIS_CLUSTER_NODES=$(bash scripts/redis-cluster.sh start "$cluster_dir")
-export TEST_REDIS_CLUSTER_NODES
+# TEST_CLUSTER=0: the standalone Redis alone (CI's run on a second Node needs no second topology).
+with_cluster=${TEST_CLUSTER:-1}
+if [ "$with_cluster" != 0 ]; then
+  cluster_dir=$(mktemp -d "${TMPDIR:-/tmp}/enroll-cluster.XXXXXX")
+  trap 'bash scripts/redis-cluster.sh stop "$cluster_dir"' EXIT
+  TEST_REDIS_CLUSTER_NODES=$(bash scripts/redis-cluster.sh start "$cluster_dir")
+  export TEST_REDIS_CLUSTER_NODES
+fi
 
 # Everything on the standalone Redis (files named on the command line, or all of them) ...
 npx jest --runInBand "$@"
 # ... then the queue, enroll, admission, live-queue, fair-opening and stampede suites on the
 # cluster, unless only other files were asked for.
-CLUSTER_SUITES='test/e2e/(queue|queue-concurrency|queue-order-fence|enroll|admission-modes|ticket-expiry|crash-recovery|live-queue|live-stream-lifecycle|term-stream|plan|fair-opening|draw-every-lecture|stampede)\.spec\.ts$'
+CLUSTER_SUITES='test/e2e/(queue|queue-concurrency|queue-order-fence|enroll|holds|admission-modes|ticket-expiry|crash-recovery|live-queue|live-stream-lifecycle|term-stream|plan|fair-opening|draw-every-lecture|stampede)\.spec\.ts$'
 if [ $# -eq 0 ]; then
   on_cluster=("$CLUSTER_SUITES")
 else
   mapfile -t on_cluster < <(printf '%s\n' "$@" | grep -E "$CLUSTER_SUITES" || true)
 fi
-if [ ${#on_cluster[@]} -gt 0 ]; then
+if [ "$with_cluster" != 0 ] && [ ${#on_cluster[@]} -gt 0 ]; then
   echo "--- the same suites on a Redis Cluster ($TEST_REDIS_CLUSTER_NODES)"
   TEST_REDIS_TOPOLOGY=cluster npx jest --runInBand "${on_cluster[@]}"
 fi

@@ -85,19 +85,20 @@ describe('Holds: consume, settle, recover, give back (API.md v4 corrections)', (
   };
 
   it('a transaction that commits after its hold lapsed: recovery waits for it and records ENROLLED — never a row and a live ticket', async () => {
-    // The hold is 8.5 s; the transaction takes ~8.8 s (two statements of 4.4 s each, the student's
+    // The hold is 3 s; the transaction takes ~3.6 s (two statements of 1.8 s each, the student's
     // lock held from the end of the first), so its commit lands after the deadline while recovery
-    // (the cron every 200 ms) is already at work and finds the student's lock taken. Sized so the
-    // old send-by rule (deadline - 8 s) still sent it: that version re-granted the ticket from a
-    // read that did not wait for the commit.
-    const app = await ctx.startApp({ enrollHoldMs: 8500, admission: { mode: 'cron', intervalMs: 200 } }); // prettier-ignore
+    // (the cron every 200 ms) is already at work and finds the student's lock taken. A recovery
+    // that read PostgreSQL without that lock granted the ticket again beside the coming row
+    // (checked: this test fails with the lock taken out; with the 8.5 s hold the old send-by rule
+    // needed, it failed on the code before src/holds/ too).
+    const app = await ctx.startApp({ enrollHoldMs: 3000, admission: { mode: 'cron', intervalMs: 200 } }); // prettier-ignore
     const term = newTerm();
     const { id } = await createLecture(app.url, { term, capacity: 2 });
     await join(app.url, id, 'late').expect(201);
     await admitAll(app, id);
     await termRow('late', term);
-    await slow('late', 'student_term', 4.4);
-    await slow('late', 'enrollment', 4.4);
+    await slow('late', 'student_term', 1.8);
+    await slow('late', 'enrollment', 1.8);
     const res = await enroll(app.url, id, 'late');
     expect([res.status, res.body.status]).toEqual([201, 'ENROLLED']);
     await eventually(async () => !(await holdOpen(id, 'late')), 15_000);
@@ -138,8 +139,9 @@ describe('Holds: consume, settle, recover, give back (API.md v4 corrections)', (
       dbUrl.port = String(proxy.port);
       const app = await ctx.startApp({
         databaseUrl: dbUrl.toString(),
-        // Long enough for the old send-by rule (deadline - 8 s) to send it at all.
-        enrollHoldMs: 9000,
+        // (With 9 s, long enough for the old send-by rule to send it at all, this failed on the
+        // code before src/holds/: the ticket was given back beside the committed row.)
+        enrollHoldMs: 3000,
         admission: { mode: 'cron', intervalMs: 200 },
       });
       const { id } = await createLecture(app.url, { term: newTerm(), capacity: 2 });
