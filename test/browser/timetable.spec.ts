@@ -84,10 +84,15 @@ describe('Student page: timetable and swap (GET /, v3)', () => {
     await page.getByTestId(`timetable-${ids.algo}`).first().waitFor({ state: 'detached' });
 
     // The blocks sit in their day's column at their hour: Thursday 14:00 below Thursday 11:00.
-    const [dbThu, statsThu] = [
-      await page.getByTestId(`timetable-${ids.db}`).nth(1).boundingBox(),
-      await page.getByTestId(`timetable-${ids.stats}`).nth(1).boundingBox(),
-    ];
+    // The week is drawn again whenever the term stream says something, and a block read just
+    // as it is replaced has no box: read both until neither is between drawings.
+    type Box = { x: number; y: number; height: number } | null;
+    let [dbThu, statsThu]: Box[] = [null, null];
+    await eventually(async () => {
+      dbThu = await page.getByTestId(`timetable-${ids.db}`).nth(1).boundingBox();
+      statsThu = await page.getByTestId(`timetable-${ids.stats}`).nth(1).boundingBox();
+      return dbThu !== null && statsThu !== null;
+    }, 5000);
     expect(Math.abs(dbThu!.x - statsThu!.x)).toBeLessThan(2);
     expect(dbThu!.y).toBeGreaterThan(statsThu!.y + statsThu!.height);
     await page.screenshot({ path: join(SHOTS, 'student-timetable.png'), fullPage: true });
