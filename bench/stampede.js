@@ -12,7 +12,7 @@ const { execFileSync, spawnSync } = require('node:child_process');
 const { writeFileSync } = require('node:fs');
 const { resolve } = require('node:path');
 const { HttpClient } = require('./lib/load');
-const { startNode, peakRssMb } = require('./lib/processes');
+const { startNode, killAll, peakRssMb } = require('./lib/processes');
 const stores = require('./lib/stores');
 const { markdown } = require('./lib/report');
 const { createLecture } = require('./lib/lectures');
@@ -249,12 +249,26 @@ function stopCluster() {
   }
 }
 
+/** Removes what the run made (its database, its keys, its cluster) and exits with `code`. */
+async function abandon(code) {
+  killAll(); // its servers first, so that nothing writes to what is removed next
+  await stores.dropDatabase(PG_SERVER, DB).catch(() => undefined);
+  await stores.deleteRedisPrefix(REDIS_URL, PREFIX).catch(() => undefined);
+  stopCluster();
+  process.exit(code);
+}
+
+// Stopped from outside (Ctrl-C, a timeout's SIGTERM): leave nothing behind.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    log(`${signal}: stopping`);
+    void abandon(signal === 'SIGINT' ? 130 : 143);
+  });
+}
+
 main()
   .then(stopCluster)
-  .catch(async (err) => {
+  .catch((err) => {
     log(err.stack || err.message);
-    await stores.dropDatabase(PG_SERVER, DB).catch(() => undefined);
-    await stores.deleteRedisPrefix(REDIS_URL, PREFIX).catch(() => undefined);
-    stopCluster();
-    process.exit(2);
+    return abandon(2);
   });

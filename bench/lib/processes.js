@@ -2,6 +2,14 @@
 const { spawn } = require('node:child_process');
 const { readFileSync, writeFileSync } = require('node:fs');
 
+// The servers this run started and has not stopped. A bench killed from outside (the smoke
+// test's timeout sends SIGTERM) must not leave them serving: they are SIGKILLed as it exits.
+const live = new Set();
+const killAll = () => {
+  for (const proc of live) proc.kill('SIGKILL');
+};
+process.on('exit', killAll);
+
 /**
  * Spawns a node server and resolves once a line matches `ready` (its first group: the URL).
  * `nodeArgs` go to node itself (the hot path's `--cpu-prof`).
@@ -14,6 +22,8 @@ function startNode(script, env, readyLine, label, nodeArgs = []) {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    live.add(proc);
+    proc.once('exit', () => live.delete(proc));
     // Keep only the tail of a chatty server's output (one log line per request), as chunks:
     // gluing every chunk onto a 256 KB string cost the load generator CPU during a stampede.
     const TAIL = 256 * 1024;
@@ -89,4 +99,4 @@ function cpuSeconds(pid) {
   }
 }
 
-module.exports = { startNode, stop, peakRssMb, rssMb, cpuSeconds };
+module.exports = { startNode, stop, killAll, peakRssMb, rssMb, cpuSeconds };
