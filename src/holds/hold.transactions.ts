@@ -4,13 +4,11 @@ import { escapeLiteral, Pool, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
 import { LECTURE_COLUMNS } from '../enroll/enroll-statement';
 import { LectureFacts, factsOf } from '../lectures/lecture-facts';
+import type { HoldRef } from '../line/line.types';
 import { BEGIN_BOUNDED, BEGIN_STATEMENTS } from './hold-timing';
 
 /** A lapsed hold as Redis has it: the student, and the deadline consume-5 set (ms). */
-export interface LapsedHold {
-  studentId: string;
-  deadline: number;
-}
+export type LapsedHold = HoldRef;
 
 /** What PostgreSQL says of lapsed holds, read under their students' locks. */
 export interface HoldsSettled {
@@ -27,10 +25,15 @@ export interface HoldsSettled {
 
 /**
  * The PostgreSQL side of a hold's recovery. It takes the students' (student, term) row locks,
- * the same every seat transaction of theirs takes before its seat statement, so a transaction
- * still running for one of them is waited for and its commit seen; and it judges the deadline by
+ * the same every seat transaction of theirs takes before its seat statement, skipping a student
+ * whose transaction still runs (left for the next run); and it judges the deadline by
  * PostgreSQL's clock, as the seat statement does, so any seat statement that takes the lock
  * after this one refuses the student (TOO_LATE). Either way, recovery's answer is final.
+ *
+ * The locks are taken by one statement and the students judged by the next: in READ COMMITTED
+ * each statement reads as of its own start, and a transaction that committed after the judging
+ * statement started but before it reached the student's row would be locked past unseen — a
+ * committed row and a ticket granted again beside it.
  */
 @Injectable()
 export class HoldTransactions {
@@ -58,9 +61,14 @@ export class HoldTransactions {
       // waited for here, since its transaction holds that student's lock.
       `INSERT INTO student_term (student_id, term)
        SELECT s, ${term} FROM unnest(${ids}) s ORDER BY s ON CONFLICT DO NOTHING`,
+      // The students whose lock this transaction now holds, kept for the next statement.
+      `SELECT set_config('enroll.recovery_locked', coalesce(
+         (SELECT array_agg(student_id)::text FROM (
+            SELECT student_id FROM student_term WHERE term = ${term} AND student_id = ANY (${ids})
+             ORDER BY student_id FOR UPDATE SKIP LOCKED) l), '{}'), true)`,
+      // A new statement, so it reads every commit made before those locks were taken.
       `WITH locked AS (
-         SELECT student_id FROM student_term WHERE term = ${term} AND student_id = ANY (${ids})
-          ORDER BY student_id FOR UPDATE SKIP LOCKED),
+         SELECT unnest(current_setting('enroll.recovery_locked')::varchar[]) AS student_id),
             h (student_id, deadline) AS (VALUES ${values}),
             judged AS (
               SELECT h.student_id, h.deadline,
@@ -79,7 +87,7 @@ export class HoldTransactions {
     try {
       const results = (await client.query(sql)) as unknown as QueryResult[];
       client.release();
-      const row = results[BEGIN_STATEMENTS + 1].rows[0];
+      const row = results[BEGIN_STATEMENTS + 2].rows[0];
       if (!row) return null;
       const lapsed = (row.lapsed as LapsedHold[]).map((h) => ({ ...h, deadline: Number(h.deadline) })); // prettier-ignore
       return { facts: factsOf(row), holders: row.holders, lapsed };
