@@ -45,7 +45,11 @@ export class HoldRecovery {
     const { facts, holders, lapsed } = settled;
     // Seats first, then the holds' end: the seat taken is never counted as room meanwhile.
     await this.facts.recordSeats(facts, 'enrolled', holders);
-    await this.line.release(lectureId, holders);
+    const held = new Set(holders);
+    await this.line.release(
+      lectureId,
+      lapsedInRedis.filter((h) => held.has(h.studentId)),
+    );
     // A lecture with no seat left (or closed) has no ticket to give again: a FULL or CLOSED
     // answer whose commit came after the deadline would otherwise leave one beside it.
     const room = facts.seatsLeft > 0 && (facts.closesAt === null || facts.closesAt > Date.now());
@@ -56,7 +60,7 @@ export class HoldRecovery {
         regranted += 1;
       }
     }
-    if (!room) await this.line.release(lectureId, lapsed.map((h) => h.studentId)); // prettier-ignore
+    if (!room) await this.line.release(lectureId, lapsed);
     const students = [...holders, ...lapsed.map((h) => h.studentId)];
     if (students.length === 0) return; // PostgreSQL's clock is not there yet, or all were busy
     this.metrics.ticketEvent(lectureId, 'given_back', regranted);

@@ -4,6 +4,7 @@ import { LectureFacts } from '../lectures/lecture-facts';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { SeatChange } from '../lectures/lecture-facts.store';
 import { LineStore } from '../line/line.store';
+import type { HoldRef } from '../line/line.types';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
 import { HoldRecovery } from './hold-recovery';
@@ -32,9 +33,9 @@ export interface Hold {
 @Injectable()
 export class Holds {
   private readonly logger = new Logger(Holds.name);
-  // One record in Redis per group commit, carrying all of its students.
-  private readonly recorder = new SeatRecorder(async (lecture, change, students) => {
-    await this.record(lecture, change, students);
+  // One record in Redis per group commit, carrying all of its students' holds.
+  private readonly recorder = new SeatRecorder<HoldRef>(async (lecture, change, holds) => {
+    await this.record(lecture, change, holds);
   });
 
   constructor(
@@ -80,7 +81,8 @@ export class Holds {
    * the hold lapses to recovery, which reads PostgreSQL.
    */
   settle(hold: Hold, lecture: LectureFacts, enrolled: boolean): Promise<void> {
-    return this.recorder.record(lecture, enrolled ? 'enrolled' : '', hold.studentId);
+    const { studentId, deadline } = hold;
+    return this.recorder.record(lecture, enrolled ? 'enrolled' : '', { studentId, deadline });
   }
 
   /**
@@ -89,7 +91,10 @@ export class Holds {
    * any instance's sweep do the same if this fails (seat-releases.ts).
    */
   async seatFreed(lecture: LectureFacts, studentId: string, releaseId: string): Promise<void> {
-    if (await this.record(lecture, 'cancelled', [studentId])) this.releases.recorded(releaseId);
+    // A cancel ends no hold (deadline 0 names none): only its student's seat is recorded.
+    if (await this.record(lecture, 'cancelled', [{ studentId, deadline: 0 }])) {
+      this.releases.recorded(releaseId);
+    }
     await this.channel.studentsChanged(lecture.id, [studentId]);
   }
 
@@ -108,12 +113,14 @@ export class Holds {
 
   /**
    * Redis learns a committed change: the lecture (seats first, so a released hold never counts
-   * as room before the seat does), then the holds' end, then the slot. False when Redis failed.
+   * as room before the seat does), then the holds' end (a cancel ends none), then the slot.
+   * False when Redis failed.
    */
-  private async record(lecture: LectureFacts, change: SeatChange, students: string[]) {
+  private async record(lecture: LectureFacts, change: SeatChange, holds: HoldRef[]) {
     try {
-      await this.facts.recordSeats(lecture, change, change === '' ? [] : students);
-      if (change !== 'cancelled') await this.line.release(lecture.id, students);
+      const students = change === '' ? [] : holds.map((h) => h.studentId);
+      await this.facts.recordSeats(lecture, change, students);
+      if (change !== 'cancelled') await this.line.release(lecture.id, holds);
       await this.slotFreed(lecture.id);
       return true;
     } catch (err) {

@@ -1,12 +1,12 @@
 import type { LectureFacts } from '../lectures/lecture-facts';
 import type { SeatChange } from '../lectures/lecture-facts.store';
 
-type Write = (lecture: LectureFacts, change: SeatChange, students: string[]) => Promise<void>;
+type Write<T> = (lecture: LectureFacts, change: SeatChange, students: T[]) => Promise<void>;
 
-interface Pending {
+interface Pending<T> {
   lecture: LectureFacts;
   change: SeatChange;
-  students: string[];
+  students: T[];
   waiters: { resolve: () => void; reject: (err: unknown) => void }[];
 }
 
@@ -17,13 +17,13 @@ interface Pending {
  * version, every student's seat, the end of every hold, one "slot freed" (a 200-seat commit
  * costs three Redis round trips, not 600).
  */
-export class SeatRecorder {
-  private readonly pending = new Map<string, Pending>();
+export class SeatRecorder<T = string> {
+  private readonly pending = new Map<string, Pending<T>>();
 
-  constructor(private readonly write: Write) {}
+  constructor(private readonly write: Write<T>) {}
 
   /** Resolves once this student's change is written with the rest of its turn's. */
-  record(lecture: LectureFacts, change: SeatChange, student: string): Promise<void> {
+  record(lecture: LectureFacts, change: SeatChange, student: T): Promise<void> {
     const key = `${lecture.id}:${change}`;
     let group = this.pending.get(key);
     if (!group) {

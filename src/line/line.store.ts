@@ -5,7 +5,7 @@ import { InjectRedis } from '../redis/redis.token';
 import { ScriptError, isScriptError } from '../redis/script-commands';
 import type { QueueOrderFloor } from '../lectures/lecture.snapshots';
 import { watchConnectionEpochs } from './connection-epochs';
-import { AdmitResult, Place, PlaceState, QueueShape, shapeOf } from './line.types';
+import { AdmitResult, HoldRef, Place, PlaceState, QueueShape, shapeOf } from './line.types';
 
 /**
  * A lecture's waiting line and its tickets in Redis, one typed method per script (lua/): they
@@ -358,17 +358,23 @@ export class LineStore {
     return done === 1;
   }
 
-  /** Ends holds whose transaction is recorded (the seat is in the lecture's facts now). */
-  async release(lectureId: number, studentIds: string[]): Promise<void> {
-    if (studentIds.length > 0)
-      await this.redis.zrem(lectureKeys(lectureId).inflight, ...studentIds);
+  /**
+   * Ends holds whose transaction is recorded (the seat is in the lecture's facts now) — each
+   * only while it is the hold with that deadline, never a newer one of the same student.
+   */
+  async release(lectureId: number, holds: readonly HoldRef[]): Promise<void> {
+    if (holds.length > 0)
+      await this.redis.endHolds(
+        lectureKeys(lectureId).inflight,
+        ...holds.flatMap((h) => [h.studentId, h.deadline]),
+      );
   }
 
   /** Students whose hold passed its deadline without being recorded, with the deadlines. */
-  async lapsed(lectureId: number): Promise<{ studentId: string; deadline: number }[]> {
+  async lapsed(lectureId: number): Promise<HoldRef[]> {
     // By Redis's clock, not ours.
     const flat = await this.redis.lapsed(lectureKeys(lectureId).inflight);
-    const holds: { studentId: string; deadline: number }[] = [];
+    const holds: HoldRef[] = [];
     for (let i = 0; i < flat.length; i += 2) {
       holds.push({ studentId: flat[i], deadline: Number(flat[i + 1]) });
     }

@@ -81,3 +81,9 @@ export interface AdmitResult {
   /** this call ran the lecture's draw (record it in PostgreSQL) */
   drew: boolean;
 }
+
+/** One enroll's hold in Redis: the student, and the deadline consume-5 set (ms) that names it. */
+export interface HoldRef {
+  studentId: string;
+  deadline: number;
+}

@@ -55,6 +55,7 @@ declare module 'ioredis' {
     giveBack(...keysAndArgs: [Key, Key, Key, Key, Arg, Arg, Arg]): Result<number, Context>;
     regrant(...keysAndArgs: [Key, Key, Key, Arg, Arg, Arg]): Result<number, Context>;
     lapsed(key: Key): Result<string[], Context>;
+    endHolds(key: Key, ...studentsAndDeadlines: Arg[]): Result<number, Context>;
     recordLecture(...keysAndArgs: [Key, Key, ...Arg[]]): Result<number, Context>;
     rebuildLecture(...keysAndArgs: [Key, Key, ...Arg[]]): Result<number, Context>;
     restoreOrder(...keysAndArgs: [Key, Key, Arg, Arg, Arg, Arg]): Result<number, Context>;

@@ -2,7 +2,7 @@ import { lectureKeys } from '../../src/redis/keys';
 import { LineStore } from '../../src/line/line.store';
 import { LuaHarness } from '../helpers/lua-harness';
 
-describe('leave-6, consume-5, give-back-4, regrant-3, lapsed-1', () => {
+describe('leave-6, consume-5, give-back-4, regrant-3, lapsed-1, end-holds-1', () => {
   let h: LuaHarness;
   let id = 200;
   let k: ReturnType<typeof lectureKeys>;
@@ -127,5 +127,20 @@ describe('leave-6, consume-5, give-back-4, regrant-3, lapsed-1', () => {
     expect(await h.redis.zrange(k.tickets, 0, -1)).toEqual(['lapsed']);
     expect(await h.redis.zrange(k.inflight, 0, -1)).toEqual(['live']);
     expect(await regrant('lapsed')).toBe(0); // once
+  });
+
+  it('end-holds: ends each hold only while it is the one with that deadline', async () => {
+    // 'old' was granted again and consumed since: the late answer of its first enroll names the
+    // first hold's deadline, and must leave the newer hold to its own enroll.
+    await h.redis.zadd(k.inflight, 1000, 'a', 2000, 'old', 3000, 'b');
+    const store = new LineStore(h.redis as never);
+    await store.release(id, [
+      { studentId: 'a', deadline: 1000 },
+      { studentId: 'old', deadline: 1500 },
+      { studentId: 'nobody', deadline: 1000 },
+    ]);
+    expect(await h.redis.zrange(k.inflight, 0, -1)).toEqual(['old', 'b']);
+    expect(await h.redis.endHolds(k.inflight, 'old', 2000, 'b', 3000)).toBe(2);
+    expect(await h.redis.zcard(k.inflight)).toBe(0);
   });
 });
