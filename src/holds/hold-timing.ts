@@ -20,12 +20,15 @@ export const IDLE_IN_TRANSACTION_MS = 2000;
  */
 export const CLIENT_CHECK_MS = 500;
 /*
- * So a seat transaction holds a student's lock at most its four waiting statements (the lecture
- * rows' lock, the student rows' insert and lock, the seat statement) times STATEMENT_TIMEOUT_MS,
- * plus the swap's IDLE_IN_TRANSACTION_MS between round trips — 22 s in the worst case, the
- * longest a recovery may find a student busy (it skips a busy student and comes back). Sized for
- * two statements, the old send-by bound let a batch of four commit after recovery had re-granted
- * its tickets; the lock protocol makes that impossible whatever the bound.
+ * So a seat transaction holds a student's lock at most its waiting statements times
+ * STATEMENT_TIMEOUT_MS — four in a batch (the lecture rows' lock, the student rows' insert and
+ * lock, the seat statement): 20 s; five in a swap (the old seat freed too), plus
+ * IDLE_IN_TRANSACTION_MS between its round trips: 27 s — the longest a recovery may find a
+ * student busy (it skips a busy student and comes back). Sized for two statements, the old
+ * send-by bound let a batch of four commit after recovery had re-granted its tickets; the lock
+ * protocol makes that impossible whatever the bound. An instance that dies closes its
+ * connections and is noticed within CLIENT_CHECK_MS; a host that vanishes without closing them
+ * holds its locks until the connection times out.
  */
 
 /** Every seat transaction (and a hold's recovery) opens so. */
