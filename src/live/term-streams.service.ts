@@ -139,7 +139,10 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
     const older = this.streams.add(key, stream); // settled as the newest: no await in between
     if (older) this.remove(older);
     sse.onClose(() => this.remove(stream));
-    if (news) this.follow(stream, news.plan ? [] : [...news.joined]); // queued: runs after these
+    // Queued: they run after these. Both kinds: a lecture joined meanwhile is followed by name,
+    // not left to a re-read of the student's lines that may not have its join yet.
+    if (news?.plan) this.follow(stream, []);
+    if (news && news.joined.size > 0) this.follow(stream, [...news.joined]);
     this.startAll(stream, firsts);
     await this.channel.termStreamOpened(term, studentId, stream.id, stream.openedAt);
     return stream;

@@ -137,6 +137,13 @@ export class PlansService {
         'Retry-After': '1',
       });
     }
+    // Noted as joined too, once, after the joins: a plan edit that dropped a lecture while its
+    // join was on the way, and a term stream that forgot it before the join landed, would
+    // otherwise leave the student waiting in a lecture no later stream follows.
+    const placed = items.filter((i) => !i.error).map((i) => i.lectureId);
+    await this.line.noteJoined(studentId, term, placed).catch((err: Error) => {
+      this.logger.warn(`lines of ${studentId} in ${term}: noting Join all failed (${err.message})`); // prettier-ignore
+    });
     return items;
   }
 

@@ -94,7 +94,7 @@ export class QueueService {
     // A term stream of the student's, here or on another instance, follows this lecture now.
     // Not awaited: the join's answer does not wait for it, and a later read of the student's
     // lines goes out on the same connection after it. A planned lecture is followed as planned
-    // (and noted if the plan drops it: PlansService.put).
+    // (and noted by Join all once its joins are done, and if the plan drops it: PlansService).
     if (!planned) {
       void this.line.noteJoined(studentId, facts.term, [lectureId]).catch(warn('noting the join'));
     }
