@@ -222,18 +222,23 @@ describe('Student page: the plan stays true (v4 corrections)', () => {
     expect((await api('cal', 'POST', `/lectures/${id}/queue`)).body.status).toBe('ADMITTED');
     expect((await api('cal', 'POST', `/lectures/${id}/enroll`)).status).toBe(201);
     let opens = 0;
+    let answered = 0;
     let ended!: Promise<unknown>;
     const page = await open('cal', term, async (p) => {
       // The page's clock is the test's: the waits between looks are counted, not timed.
       await p.clock.install();
-      p.on('request', (r) => r.url().endsWith(`/me/terms/${term}/events`) && opens++);
+      const events = (url: string) => url.endsWith(`/me/terms/${term}/events`);
+      p.on('request', (r) => events(r.url()) && opens++);
+      p.on('response', (r) => events(r.url()) && answered++);
       ended = streamEnded(p, term);
     });
     await status(page, id, 'ENROLLED');
     await ended; // answered 204 (all held): its first look is due 5 s after
     await new Promise((r) => setTimeout(r, 300));
+    // n looks made and answered: the page sets its next wait as it reads the answer (the wait
+    // below leaves it that moment, however long the service took to answer).
     const opensReach = async (n: number) => {
-      await eventually(async () => opens >= n, 10_000);
+      await eventually(async () => opens >= n && answered >= n, 10_000);
       expect(opens).toBe(n);
     };
     // Jump ahead and stop the clock: the first look (5 s after the stream ended) fires in the
@@ -241,7 +246,7 @@ describe('Student page: the plan stays true (v4 corrections)', () => {
     const loaded = opens;
     await page.clock.pauseAt(Date.now() + 30_000);
     await opensReach(loaded + 1);
-    await new Promise((r) => setTimeout(r, 500)); // its answer (204) read: the next wait is set
+    await new Promise((r) => setTimeout(r, 300)); // its answer (204) read: the next wait is set
     const base = opens;
     for (const [k, wait] of [10_000, 20_000, 40_000, 60_000, 60_000].entries()) {
       await page.clock.runFor(wait - 100);
