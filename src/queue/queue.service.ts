@@ -11,6 +11,7 @@ import { DrawSeeds } from '../fairness/draw-seeds';
 import { DrawScheduler } from '../fairness/draw.scheduler';
 import { Holds } from '../holds/holds.service';
 import { AdmissionService } from './admission.service';
+import { AdmittedWhileJoining, JoinInProgress } from './admitted-while-joining';
 import { ObservedRates } from './observed-rates';
 import { LineStore } from '../line/line.store';
 import { Place, QueueShape } from '../line/line.types';
@@ -34,6 +35,7 @@ const notOpen = () => new AppError('NOT_OPEN', 'enrollment has not opened yet');
 @Injectable()
 export class QueueService {
   private readonly logger = new Logger(QueueService.name);
+  private readonly admittedWhileJoining = new AdmittedWhileJoining();
 
   constructor(
     private readonly line: LineStore,
@@ -48,7 +50,9 @@ export class QueueService {
     private readonly rates: ObservedRates,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    channel.onEvent((event) => this.admittedWhileJoining.heard(event));
+  }
 
   /**
    * Joins at the back, or before opensAt the pre-queue; a repeat join returns the current place
@@ -65,11 +69,16 @@ export class QueueService {
     // Before the pre-queue's window the join script answers NOT_OPEN, unless the student is
     // pre-queued already (the window shortened since): that join answers their place.
     if (isClosed(facts)) throw closed();
-    let place = await this.placeOf(facts, studentId, true);
-    if (place.state === 'FULL') throw new AppError('FULL', 'no seat is left');
-    if (place.state === 'NOT_OPEN') throw notOpen();
-    if (place.created) place = await this.afterJoin(facts, studentId, place, planned);
-    return { created: place.created, status: this.view(lectureId, place, facts) };
+    const join = this.admittedWhileJoining.start(lectureId, studentId);
+    try {
+      let place = await this.placeOf(facts, studentId, true);
+      if (place.state === 'FULL') throw new AppError('FULL', 'no seat is left');
+      if (place.state === 'NOT_OPEN') throw notOpen();
+      if (place.created) place = await this.afterJoin(facts, studentId, place, planned, join);
+      return { created: place.created, status: this.view(lectureId, place, facts) };
+    } finally {
+      this.admittedWhileJoining.end(lectureId, studentId, join);
+    }
   }
 
   /**
@@ -83,6 +92,7 @@ export class QueueService {
     studentId: string,
     joined: Place,
     planned: boolean,
+    join: JoinInProgress,
   ): Promise<Place> {
     const lectureId = facts.id;
     const warn = (what: string) => (err: Error) =>
@@ -106,17 +116,23 @@ export class QueueService {
     if (joined.waiting <= 1 || joined.state === 'PRE_QUEUED') {
       await this.line.watch(lectureId).catch(warn('listing for the cron'));
     }
-    if (!joined.roomToAdmit || !this.channel.enabled) return joined;
+    const again = () =>
+      this.placeOf(facts, studentId, false).then(
+        (now) => ({ ...now, created: true }),
+        () => joined,
+      );
+    if (!joined.roomToAdmit || !this.channel.enabled) {
+      // Another request's admission admitted the student meanwhile: its stream said ADMITTED
+      // already, and a WAITING answer arriving after it would undo that on the page.
+      return join.admitted && joined.state === 'WAITING' ? again() : joined;
+    }
     // Free room: admit now instead of at the next tick. Pop-and-grant takes the head of the
     // queue, so whoever is ahead of this student is admitted first and order holds. Its hold
     // recovery needs PostgreSQL, which may be down while Redis answers.
     await this.admission.admit(lectureId, 'event').catch(warn('the admission'));
     // Read the place again even when this admission admitted nobody (or failed): a concurrent
     // join's admission may have admitted this student, who must not be told WAITING.
-    return this.placeOf(facts, studentId, false).then(
-      (now) => ({ ...now, created: true }),
-      () => joined,
-    );
+    return again();
   }
 
   /** The student's status; once the window has closed, CLOSED for anyone without a seat. */
