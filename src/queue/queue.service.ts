@@ -122,9 +122,11 @@ export class QueueService {
         () => joined,
       );
     if (!joined.roomToAdmit || !this.channel.enabled) {
-      // Another request's admission admitted the student meanwhile: its stream said ADMITTED
-      // already, and a WAITING answer arriving after it would undo that on the page.
-      return join.admitted && joined.state === 'WAITING' ? again() : joined;
+      // Another request's admission admitted the student meanwhile (a pre-queued one too: the
+      // draw at the opening admits the head at once): its stream said ADMITTED already, and a
+      // WAITING or PRE_QUEUED answer arriving after it would undo that on the page.
+      const behind = joined.state === 'WAITING' || joined.state === 'PRE_QUEUED';
+      return join.admitted && behind ? again() : joined;
     }
     // Free room: admit now instead of at the next tick. Pop-and-grant takes the head of the
     // queue, so whoever is ahead of this student is admitted first and order holds. Its hold
