@@ -23,6 +23,7 @@ const { preQueueOpening } = require('./scenarios/pre-queue');
 const { termMorning } = require('./scenarios/term-morning');
 const { termTable } = require('./lib/term-report');
 const { snapshotNodeArgs } = require('./lib/service-memory');
+const { startNodeArgs } = require('./lib/start-command');
 const { hotPath } = require('./scenarios/hot-path');
 const { hotPathTable } = require('./lib/hot-path-report');
 const { joinFloor, pgbench, directPeer } = require('./references');
@@ -42,7 +43,7 @@ function startService(mode, { nodeArgs = [], env = {} } = {}) {
     },
     /listening on (http:\/\/127\.0\.0\.1:\d+)/,
     'service',
-    nodeArgs,
+    [...startNodeArgs(ROOT), ...nodeArgs],
   ); // prettier-ignore
 }
 
