@@ -13,9 +13,9 @@ const TERM = 'memory-15';
 const STUDENTS = 40;
 
 /**
- * Issue 29, item 15: an instance holds thousands of streams on a registration morning, and
- * what each one holds (its watches, its place, its subscriptions) must go with it, however it
- * ends — or memory grows with every stream ever opened.
+ * An instance holds thousands of streams on a registration morning, and what each one holds
+ * (its watches, its place, its subscriptions) must go with it, however it ends — or memory
+ * grows with every stream ever opened.
  */
 describe('Live streams leave nothing behind when they end', () => {
   let ctx: TestContext;
