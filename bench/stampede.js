@@ -22,6 +22,8 @@ const { openStreams } = require('./scenarios/open-streams');
 const { preQueueOpening } = require('./scenarios/pre-queue');
 const { termMorning } = require('./scenarios/term-morning');
 const { termTable } = require('./lib/term-report');
+const { snapshotNodeArgs } = require('./lib/service-memory');
+const { startNodeArgs } = require('./lib/start-command');
 const { hotPath } = require('./scenarios/hot-path');
 const { hotPathTable } = require('./lib/hot-path-report');
 const { joinFloor, pgbench, directPeer } = require('./references');
@@ -41,7 +43,7 @@ function startService(mode, { nodeArgs = [], env = {} } = {}) {
     },
     /listening on (http:\/\/127\.0\.0\.1:\d+)/,
     'service',
-    nodeArgs,
+    [...startNodeArgs(ROOT), ...nodeArgs],
   ); // prettier-ignore
 }
 
@@ -197,7 +199,9 @@ async function termMain() {
     throw new Error('--term-students must be an integer above 1');
   }
   log(`registration morning: ${students} students, mode ${MODE}`);
-  const morning = await withService(MODE, (api, admin) => termMorning(api, admin, { students }));
+  const morning = await withService(MODE, (api, admin) => termMorning(api, admin, { students }), {
+    nodeArgs: snapshotNodeArgs(),
+  });
   log('reference: pgbench');
   const pg = pgbench();
   await stores.dropDatabase(PG_SERVER, DB);

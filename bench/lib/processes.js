@@ -16,8 +16,9 @@ process.on('exit', killAll);
  */
 function startNode(script, env, readyLine, label, nodeArgs = []) {
   return new Promise((resolve, reject) => {
-    // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles every server.
-    const args = [...(process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean), ...nodeArgs];
+    // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles every server; last,
+    // so it also overrides the service's own (`--max-old-space-size=0`: V8's default).
+    const args = [...nodeArgs, ...(process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean)];
     const proc = spawn(process.execPath, [...args, script], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

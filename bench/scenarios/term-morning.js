@@ -4,7 +4,7 @@
 // appears and the new lecture is preferred, give up what can no longer be used.
 const { percentile, now, sleep } = require('../lib/load');
 const stores = require('../lib/stores');
-const processes = require('../lib/processes');
+const { memoryAt } = require('../lib/service-memory');
 const { adminJson, createLecture, setTermLimit } = require('../lib/lectures');
 const { openStream } = require('../lib/sse');
 const { REDIS_URL, DB_URL, STAMPEDE_TIMEOUT_MS, token, log } = require('../lib/run-config');
@@ -138,8 +138,7 @@ async function termMorning(api, admin, { students: n }) {
       }),
     );
   }
-  const rssStreamsOpenMb = processes.rssMb(api.servicePid);
-  const heapStreamsOpenMb = await heapUsedMb(api);
+  const streamsOpen = await memoryAt(api);
   // Join all, before opening: everyone pre-queued for the draw.
   const [c0, u0] = await stores.redisCost(REDIS_URL);
   const j0 = now();
@@ -163,7 +162,7 @@ async function termMorning(api, admin, { students: n }) {
   run.t0 = opensAt;
   const deadline = opensAt + STAMPEDE_TIMEOUT_MS;
   while (run.settled < n && Date.now() < deadline) await sleep(100);
-  const rssMb = processes.rssMb(api.servicePid);
+  const atEnd = await memoryAt(api);
   // Places still open at the end, by the last status the student saw (none when all settled).
   const unsettled = {};
   for (const s of students) {
@@ -189,9 +188,9 @@ async function termMorning(api, admin, { students: n }) {
     fullLectures: pg.fullLectures,
     streams: opened,
     streamsPerStudent: opened.streams / n,
-    rssStreamsOpenMb,
-    heapStreamsOpenMb,
-    rssMb,
+    // At the end: every student settled, their streams still open (the service's peak RSS is
+    // `rssMb`, which withService sets).
+    memory: { streamsOpen, atEnd },
     joinAll: {
       perSecond: n / joinAllSeconds,
       joinsPerSecond: (n * PLAN) / joinAllSeconds,
@@ -218,14 +217,6 @@ async function termMorning(api, admin, { students: n }) {
     wasted: admitted - run.enrolls,
     invariants: { ...pg.violations, rowsVsAnswers: pg.rows - (run.enrolls - run.swaps) },
   };
-}
-
-/** The service's V8 heap in use (its /metrics), in MB: what RSS holds beyond garbage. */
-async function heapUsedMb(api) {
-  const res = await api.pool.request({ method: 'GET', path: '/metrics' });
-  const text = await res.body.text();
-  const m = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(text);
-  return m ? Number(m[1]) / 2 ** 20 : null;
 }
 
 /** What the page makes the student do when a lecture's status arrives on the term stream. */

@@ -7,6 +7,8 @@ import type { LectureFacts } from '../lectures/lecture-facts';
 
 /** How long after opening a pre-queue member is still computed (a leave racing the draw). */
 const MEMBER_AFTER_OPENING_MS = 60_000;
+/** Members kept at most, over all lectures (~180 bytes each). */
+const MAX_MEMBERS = 50_000;
 
 /** The draw's ordering key: lowercase hex HMAC-SHA256(key = seed bytes, message = sub). */
 export function drawHmac(seed: Buffer, studentId: string): string {
@@ -22,10 +24,12 @@ export function drawHmac(seed: Buffer, studentId: string): string {
 export class DrawSeeds {
   private readonly seeds = new LRUCache<number, Promise<Buffer | null>>({ max: 10_000 });
   /**
-   * Members computed lately, by lecture and student: around an opening each student's join,
+   * Members computed lately, by lecture, then student: around an opening each student's join,
    * stream and status reads all need theirs, and an HMAC each was 3% of the service's CPU.
+   * A lecture's go once it is drawn (`forget`); past MAX_MEMBERS, the lecture cached first.
    */
-  private readonly members = new LRUCache<string, string>({ max: 50_000 });
+  private readonly members = new Map<number, Map<string, string>>();
+  private memberCount = 0;
 
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
@@ -39,14 +43,37 @@ export class DrawSeeds {
    */
   async memberFor(facts: LectureFacts, studentId: string, now = Date.now()): Promise<string> {
     if (now >= facts.opensAt + MEMBER_AFTER_OPENING_MS) return '';
-    const key = `${facts.id}:${studentId}`;
-    const known = this.members.get(key);
+    const known = this.members.get(facts.id)?.get(studentId);
     if (known) return known;
     const seed = await this.seed(facts.id);
     if (!seed) return '';
     const member = `${drawHmac(seed, studentId)}:${studentId}`;
-    this.members.set(key, member);
+    this.remember(facts.id, studentId, member);
     return member;
+  }
+
+  /**
+   * The lecture was seen drawn: no script needs its members again (its pre-queue is gone).
+   * On a registration morning they were 25,000 strings of 84 characters (~4 MB) kept until
+   * another opening's pushed them out.
+   */
+  forget(lectureId: number): void {
+    const lecture = this.members.get(lectureId);
+    if (!lecture) return;
+    this.memberCount -= lecture.size;
+    this.members.delete(lectureId);
+  }
+
+  private remember(lectureId: number, studentId: string, member: string): void {
+    let lecture = this.members.get(lectureId);
+    if (!lecture) this.members.set(lectureId, (lecture = new Map()));
+    if (lecture.has(studentId)) return;
+    lecture.set(studentId, member);
+    this.memberCount += 1;
+    while (this.memberCount > MAX_MEMBERS) {
+      const [oldest] = this.members.keys();
+      this.forget(oldest);
+    }
   }
 
   private seed(lectureId: number): Promise<Buffer | null> {

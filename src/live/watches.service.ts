@@ -57,6 +57,13 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.flushing) clearImmediate(this.flushing);
   }
 
+  /** Watches followed, of all streams (each ended stream must take its own out). */
+  get size(): number {
+    let n = 0;
+    for (const students of this.lectures.values()) for (const w of students.values()) n += w.size;
+    return n;
+  }
+
   /**
    * The first status of a watch about to start. The lecture's news is followed before the read,
    * so nothing that happens after it can be missed; `add` or `abandon` must follow.

@@ -282,7 +282,9 @@ export class QueueService {
    * needs it (the pre-queue is gone), and its HMAC was a twentieth of a join's CPU.
    */
   private memberFor(facts: LectureFacts, studentId: string): Promise<string> | string {
-    return this.line.drawnSeen(facts.id) ? '' : this.seeds.memberFor(facts, studentId);
+    if (!this.line.drawnSeen(facts.id)) return this.seeds.memberFor(facts, studentId);
+    this.seeds.forget(facts.id); // nor are those cached for it needed
+    return '';
   }
 
   private view(lectureId: number, place: Place, facts: LectureFacts): QueueStatusView {

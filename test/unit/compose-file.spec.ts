@@ -67,6 +67,13 @@ describe('Dockerfile', () => {
   it('runs as a non-root user, with a healthcheck on /health, and node as PID 1 so SIGTERM reaches it', () => {
     expect(stages[1]).toMatch(/^USER node$/m);
     expect(stages[1]).toMatch(/HEALTHCHECK[\s\S]*\/health/);
-    expect(stages[1]).toMatch(/^CMD \["node", "dist\/src\/main.js"\]$/m);
+    expect(stages[1]).toMatch(/^CMD \["node", .*"dist\/src\/main.js"\]$/m);
+  });
+
+  it("runs node with the same arguments as package.json's start (the heap settings)", () => {
+    const cmd = /^CMD (\[.*\])$/m.exec(stages[1])![1];
+    const { scripts } = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8'));
+    expect(JSON.parse(cmd)).toEqual(scripts.start.split(' '));
+    expect(scripts.start).toMatch(/--max-old-space-size=\d+/);
   });
 });

@@ -1,0 +1,46 @@
+// What the service holds in memory at a moment of a run: RSS beside the V8 heap, and on
+// request a heap snapshot (to compare what holds the difference between two moments).
+const { readdirSync } = require('node:fs');
+const { rssMb } = require('./processes');
+const { sleep } = require('./load');
+
+/**
+ * BENCH_HEAP_SNAPSHOTS=DIR: the service starts with these node arguments, and `memoryAt` writes
+ * a heap snapshot into DIR at each moment it measures (Heap-<date>-<pid>-….heapsnapshot, in
+ * the order taken). A snapshot stops the service while it is written and collects garbage
+ * first, so the heap in use read right after it is what is alive.
+ */
+const SNAPSHOT_DIR = process.env.BENCH_HEAP_SNAPSHOTS || null;
+const snapshotNodeArgs = () =>
+  SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : [];
+
+/** The V8 heap in use and its total (the service's /metrics), in MB. */
+async function heapMb(api) {
+  const res = await api.pool.request({ method: 'GET', path: '/metrics' });
+  const text = await res.body.text();
+  const mb = (name) => {
+    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+    return m ? Number(m[1]) / 2 ** 20 : null;
+  };
+  return { used: mb('nodejs_heap_size_used_bytes'), total: mb('nodejs_heap_size_total_bytes') };
+}
+
+/**
+ * RSS, heap in use and heap total now; with BENCH_HEAP_SNAPSHOTS also a snapshot, and the heap
+ * in use after it (`live`: what survives a full collection).
+ */
+async function memoryAt(api) {
+  const rss = rssMb(api.servicePid);
+  const heap = await heapMb(api);
+  const figures = { rssMb: rss, heapUsedMb: heap.used, heapTotalMb: heap.total, heapLiveMb: null };
+  if (SNAPSHOT_DIR) {
+    const before = readdirSync(SNAPSHOT_DIR).length;
+    process.kill(api.servicePid, 'SIGUSR2');
+    // The snapshot is written on the service's own thread: /metrics answers once it is done.
+    while (readdirSync(SNAPSHOT_DIR).length === before) await sleep(50);
+    figures.heapLiveMb = (await heapMb(api)).used;
+  }
+  return figures;
+}
+
+module.exports = { memoryAt, snapshotNodeArgs };
