@@ -47,6 +47,23 @@ describe('One live stream per student and term (API.md v3, registration morning)
     return s;
   };
   const admit = (app: RunningApp, id: number) => app.app.get(AdmissionService).admit(id, 'tick');
+  /**
+   * Holds the instance's next first status read of a watch (an opening's, or a follow's) until
+   * `release()`; `reached()` resolves once it is waiting there.
+   */
+  const holdNextRead = (app: RunningApp) => {
+    const gate = deferred();
+    const watches = app.app.get(Watches);
+    const read = watches.begin.bind(watches);
+    const held = jest.spyOn(watches, 'begin').mockImplementationOnce(async (...args) => {
+      await gate.promise;
+      return read(...args);
+    });
+    return {
+      reached: () => eventually(async () => held.mock.calls.length === 1, 3000),
+      release: () => gate.resolve(),
+    };
+  };
 
   beforeAll(async () => {
     ctx = await TestContext.create();
@@ -349,20 +366,14 @@ describe('One live stream per student and term (API.md v3, registration morning)
     await s.next(of(w.id, 'NOT_QUEUED'));
     // The first edit's follow is held in its status read while the second's runs: applied out
     // of order, the stream took the older plan back ([w, y]) and ended with z still to wait for.
-    const gate = deferred();
-    const watches = a.app.get(Watches);
-    const read = watches.begin.bind(watches);
-    const held = jest.spyOn(watches, 'begin').mockImplementationOnce(async (...args) => {
-      await gate.promise;
-      return read(...args);
-    });
+    const held = holdNextRead(a);
     await putPlan(b.url, 't-replan', [w.id, y.id]).expect(200);
-    await eventually(async () => held.mock.calls.length === 1, 3000);
+    await held.reached();
     await putPlan(b.url, 't-replan', [z.id]).expect(200);
     // Without the order kept, the second edit's follow finished first: z shown before the gate.
     const zShown = s.next(of(z.id, 'NOT_QUEUED'));
     await Promise.race([zShown, sleep(1000)]);
-    gate.resolve();
+    held.release();
     await zShown;
     expect(await endsWithin(s, 3000)).toBe(false);
     expect((await join(b.url, z.id, 't-replan')).status).toBe(201);
@@ -373,23 +384,17 @@ describe('One live stream per student and term (API.md v3, registration morning)
     const x = await lecture({ capacity: 1 });
     const y = await lecture();
     await putPlan(a.url, 't-opening', [x.id]).expect(200);
-    const gate = deferred();
-    const watches = a.app.get(Watches);
-    const read = watches.begin.bind(watches);
-    const held = jest.spyOn(watches, 'begin').mockImplementationOnce(async (...args) => {
-      await gate.promise;
-      return read(...args);
-    });
+    const held = holdNextRead(a);
     const heard = deferred();
     a.app.get(AdmissionChannel).onEvent((e) => {
       if (e.kind === 'termChanged' && e.student === 't-opening') heard.resolve();
     });
     const opening = open(a.url, 't-opening');
-    await eventually(async () => held.mock.calls.length === 1, 3000);
+    await held.reached();
     // The join lands after the opening read the plan and the student's lines.
     expect((await join(b.url, y.id, 't-opening')).body.status).toBe('WAITING');
     await heard.promise;
-    gate.resolve();
+    held.release();
     const s = await opening;
     await s.next(of(y.id, 'WAITING'));
     // x held: y (waiting, seats left) is still something to wait for.
@@ -404,18 +409,12 @@ describe('One live stream per student and term (API.md v3, registration morning)
     const x = await lecture();
     await putPlan(a.url, 't-race', [x.id]);
     // The earlier opening's first read is held until the later one is open.
-    const gate = deferred();
-    const watches = a.app.get(Watches);
-    const read = watches.begin.bind(watches);
-    const held = jest.spyOn(watches, 'begin').mockImplementationOnce(async (...args) => {
-      await gate.promise;
-      return read(...args);
-    });
+    const held = holdNextRead(a);
     const earlier = open(a.url, 't-race');
-    await eventually(async () => held.mock.calls.length === 1, 3000);
+    await held.reached();
     const later = await open(a.url, 't-race');
     await later.next(of(x.id, 'NOT_QUEUED'));
-    gate.resolve();
+    held.release();
     expect(await endsWithin(await earlier, 5000)).toBe(true);
     expect((await join(b.url, x.id, 't-race')).status).toBe(201);
     await later.next(of(x.id, 'WAITING'));
@@ -425,23 +424,17 @@ describe('One live stream per student and term (API.md v3, registration morning)
   it('of two streams opened a moment apart on two instances, the later stays even when the earlier finishes opening last', async () => {
     const x = await lecture();
     await putPlan(a.url, 't-race2', [x.id]);
-    const gate = deferred();
-    const watches = a.app.get(Watches);
-    const read = watches.begin.bind(watches);
-    const held = jest.spyOn(watches, 'begin').mockImplementationOnce(async (...args) => {
-      await gate.promise;
-      return read(...args);
-    });
+    const held = holdNextRead(a);
     const heard = deferred();
     a.app.get(AdmissionChannel).onEvent((e) => {
       if (e.kind === 'termStream' && e.student === 't-race2') heard.resolve();
     });
     const earlier = open(a.url, 't-race2');
-    await eventually(async () => held.mock.calls.length === 1, 3000);
+    await held.reached();
     const later = await open(b.url, 't-race2');
     await later.next(of(x.id, 'NOT_QUEUED'));
     await heard.promise; // the later stream's news reached a while the earlier was being opened
-    gate.resolve();
+    held.release();
     expect(await endsWithin(await earlier, 5000)).toBe(true);
     expect((await join(a.url, x.id, 't-race2')).status).toBe(201);
     await later.next(of(x.id, 'WAITING'));
