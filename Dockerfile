@@ -25,4 +25,4 @@ HEALTHCHECK --interval=5s --timeout=3s --retries=10 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # node directly (not npm) so SIGTERM reaches the service and it shuts down cleanly; with the
 # heap settings of package.json's start (why: README, Memory).
-CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=30", "dist/src/main.js"]
+CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=30", "--initial-old-space-size=128", "dist/src/main.js"]
