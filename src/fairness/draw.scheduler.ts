@@ -70,7 +70,7 @@ export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutd
     const timer = setTimeout(
       () => {
         this.timers.delete(lectureId);
-        void this.drawIfOpened(lectureId);
+        void this.drawIfOpened(lectureId, { orArmAgain: true });
       },
       Math.max(0, opensAt - Date.now()),
     );
@@ -108,11 +108,17 @@ export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutd
     });
   }
 
-  /** A lecture whose opensAt has passed is drawn now, if it was not. Never throws. */
-  private async drawIfOpened(lectureId: number): Promise<void> {
+  /**
+   * A lecture whose opensAt has passed is drawn now, if it was not. Never throws. A timer runs
+   * on the monotonic clock and opensAt is the wall clock's, so one fires a millisecond early
+   * now and then (one in fifty here): `orArmAgain` sets it again for what is left, or the
+   * pre-queued would wait for the next interval.
+   */
+  private async drawIfOpened(lectureId: number, { orArmAgain = false } = {}): Promise<void> {
     try {
       const facts = await this.facts.get(lectureId);
       if (Date.now() >= facts.opensAt) await this.draw(lectureId);
+      else if (orArmAgain) this.drawAt(lectureId, facts.opensAt);
     } catch (err) {
       this.logger.warn(`lecture ${lectureId}: not drawn yet (${(err as Error).message})`);
     }

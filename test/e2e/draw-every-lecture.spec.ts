@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { createLecture, eventually, join, leave, queueStatus, sleep } from '../helpers/api';
+import { DrawScheduler } from '../../src/fairness/draw.scheduler';
 import { RunningApp, TestContext } from '../helpers/test-context';
 import { adminHeaders } from '../helpers/tokens';
 
@@ -33,6 +34,33 @@ describe('The draw of a lecture created with opensAt in the past', () => {
         preQueued: 0,
         seed: expect.stringMatching(/^[0-9a-f]{64}$/),
       });
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+describe('The draw at opensAt, on its timer', () => {
+  it('is armed again when the timer fires before opensAt by the wall clock, not left to the cron', async () => {
+    const ctx = await TestContext.create();
+    try {
+      // The cron a minute away, and no other instance: only the timer can draw it in time.
+      const app = await ctx.startApp({ admission: { mode: 'pubsub', intervalMs: 60_000 } });
+      const opensAt = Date.now() + 1500;
+      const { id } = await createLecture(app.url, { opensAt: new Date(opensAt).toISOString() });
+      // Timers run on the monotonic clock, opensAt is the wall clock's: one timer in fifty fired
+      // a millisecond early here, and the draw then waited for the cron. This one is a second
+      // early, an extreme of the same.
+      app.app.get(DrawScheduler).drawAt(id, opensAt - 1000);
+      await eventually(
+        async () =>
+          (await ctx.sql('SELECT 1 FROM lecture WHERE id = $1 AND drawn_at IS NOT NULL', [id]))
+            .length === 1,
+        4000,
+        50,
+      );
+      const [row] = await ctx.sql<{ drawn_at: Date }>('SELECT drawn_at FROM lecture WHERE id = $1', [id]); // prettier-ignore
+      expect(row.drawn_at.getTime()).toBeGreaterThanOrEqual(opensAt);
     } finally {
       await ctx.close();
     }
