@@ -5,6 +5,7 @@ import { UndrawnIndex1764720000000 } from './1764720000000-UndrawnIndex';
 import { Terms1764806400000 } from './1764806400000-Terms';
 import { Plans1764892800000 } from './1764892800000-Plans';
 import { SeatReleases1764979200000 } from './1764979200000-SeatReleases';
+import { MeetingDates1765065600000 } from './1765065600000-MeetingDates';
 
 /** Every migration, in order. Listed explicitly so the app, the CLI and jest load the same set. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   Terms1764806400000,
   Plans1764892800000,
   SeatReleases1764979200000,
+  MeetingDates1765065600000,
 ];

@@ -150,7 +150,9 @@ async function termFigures(dbUrl, term, t0) {
       overlaps: await count(`SELECT a.student_id FROM enrollment a
           JOIN enrollment b ON b.student_id = a.student_id AND b.term = a.term AND b.lecture_id > a.lecture_id
           JOIN lecture la ON la.id = a.lecture_id JOIN lecture lb ON lb.id = b.lecture_id
-         WHERE a.term = $1 AND la.meeting_slots && lb.meeting_slots`),
+         WHERE a.term = $1 AND EXISTS (SELECT 1 FROM unnest(la.meeting_ranges, la.meeting_dates) x (r, d),
+                                    unnest(lb.meeting_ranges, lb.meeting_dates) y (r, d)
+                             WHERE x.r && y.r AND x.d && y.d)`),
       sections:
         await count(`SELECT e.student_id FROM enrollment e WHERE e.term = $1 AND e.course_code IS NOT NULL
           GROUP BY e.student_id, e.course_code HAVING count(*) > 1`),

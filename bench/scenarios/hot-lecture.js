@@ -79,11 +79,11 @@ async function heldTimetables(api, admin, k, prefix, term) {
       [prefix, term, k],
     );
     await c.query(
-      `INSERT INTO enrollment_slot (lecture_id, student_id, term, student_term_id, slot)
-       SELECT e.lecture_id, e.student_id, e.term, st.id, r
+      `INSERT INTO enrollment_slot (lecture_id, student_id, term, student_term_id, slot, dates)
+       SELECT e.lecture_id, e.student_id, e.term, st.id, m.slot, m.dates
          FROM enrollment e JOIN lecture l ON l.id = e.lecture_id
          JOIN student_term st ON st.student_id = e.student_id AND st.term = e.term,
-              unnest(l.meeting_slots) r
+              unnest(l.meeting_ranges, l.meeting_dates) m (slot, dates)
         WHERE e.lecture_id = ANY ($1)`,
       [ids],
     );

@@ -31,7 +31,7 @@ export function setupOpenApi(app: INestApplication): void {
         '(with nobody pre-queued it reveals the seed and draws no one), an opensAt moved later after the draw opens no new pre-queue, ' +
         "and GET /lectures/{id}/admissions pages by `after` (the previous page's `next`) with `limit` 1–1000, default 100. " +
         'Terms (v3): enroll checks, in the seat transaction and only while a seat is free (FULL first), SAME_COURSE, ' +
-        'TIME_CONFLICT (meetings overlap when on one day and [start, end) intersect) and CREDIT_LIMIT, keeping the ticket on ' +
+        'TIME_CONFLICT (meetings overlap when on one day, [start, end) intersect and their dates intersect) and CREDIT_LIMIT, keeping the ticket on ' +
         'those refusals. Where the contract is silent: a rule answers only while a seat was free for that student in the batch; ' +
         'a swap into a lecture already held answers ALREADY_ENROLLED and changes nothing; a swap refused FULL ends the ticket as ' +
         'a plain FULL does; meetings in another order are the same value for HAS_ENROLLMENTS; DELETE ' +

@@ -96,9 +96,10 @@ export function enrollStatementSql(
            (SELECT array_agg(e.lecture_id ORDER BY e.lecture_id) FROM enrollment e
              WHERE e.student_id = r.student_id AND e.term = l.term AND e.course_code = l.course_code
                AND e.lecture_id <> ${id}) AS same_course,
-           (SELECT array_agg(DISTINCT s.lecture_id ORDER BY s.lecture_id) FROM enrollment_slot s
-             WHERE s.student_term_id = st.id AND s.slot && l.meeting_slots
-               AND s.lecture_id <> ${id}) AS clashes,
+           (SELECT array_agg(DISTINCT s.lecture_id ORDER BY s.lecture_id)
+              FROM unnest(l.meeting_ranges, l.meeting_dates) m (slot, dates)
+              JOIN enrollment_slot s ON s.student_term_id = st.id AND s.slot && m.slot
+                                    AND s.dates && m.dates AND s.lecture_id <> ${id}) AS clashes,
            (SELECT coalesce(sum(e.credits), 0)::int FROM enrollment e
              WHERE e.student_id = r.student_id AND e.term = l.term) AS held_credits,
            ${creditLimitSql('r.student_id', 'l.term', maxCredits)} AS max_credits
@@ -120,9 +121,9 @@ export function enrollStatementSql(
        SELECT ${id}, w.student_id, w.queue_seq, l.term, l.course_code, l.credits FROM winners w, lec l
        RETURNING student_id, enrolled_at),
      slots AS (
-       INSERT INTO enrollment_slot (lecture_id, student_id, term, student_term_id, slot)
-       SELECT ${id}, w.student_id, l.term, w.student_term_id, m
-         FROM winners w, lec l, unnest(l.meeting_slots) m)
+       INSERT INTO enrollment_slot (lecture_id, student_id, term, student_term_id, slot, dates)
+       SELECT ${id}, w.student_id, l.term, w.student_term_id, m.slot, m.dates
+         FROM winners w, lec l, unnest(l.meeting_ranges, l.meeting_dates) m (slot, dates))
      SELECT r.student_id, i.enrolled_at AS won_at, h.enrolled_at AS had_at, l.opened, l.closed,
             rk.on_time, rk.refusal, rk.n < l.seats_left AS seat_free, rk.same_course, rk.clashes, rk.held_credits,
             rk.max_credits, l.credits AS lecture_credits,

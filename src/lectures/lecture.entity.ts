@@ -75,9 +75,7 @@ export class Lecture {
   @Column('jsonb')
   meetings: Meeting[];
 
-  /** The meetings as minutes of the week, written with them (see meetings.ts's slotsLiteral). */
-  @Column('int4multirange', { name: 'meeting_slots', select: false })
-  meetingSlots?: string;
+  // PostgreSQL derives meeting_ranges and meeting_dates from meetings (…-MeetingDates.ts).
 
   @Column('varchar', { length: 100, nullable: true })
   instructor: string | null;

@@ -12,7 +12,7 @@ import { LectureEvents } from './lecture-events';
 import { factsOf } from './lecture-facts';
 import { LectureFactsService } from './lecture-facts.service';
 import { Lecture } from './lecture.entity';
-import { sameMeetings, slotsLiteral } from './meetings';
+import { meetingOf, sameMeetings } from './meetings';
 import { LectureStatus, LectureView, toLectureView } from './lecture.view';
 
 // Each status as a WHERE clause over one `:now`, matching lectureStatus() in lecture.view.ts.
@@ -50,8 +50,7 @@ export class LecturesService {
       term: dto.term ?? this.config.defaultTerm,
       courseCode: dto.courseCode ?? null,
       credits: dto.credits ?? 3,
-      meetings: dto.meetings ?? [],
-      meetingSlots: slotsLiteral(dto.meetings ?? []),
+      meetings: (dto.meetings ?? []).map(meetingOf),
       instructor: dto.instructor ?? null,
       location: dto.location ?? null,
       ...newSeed(),
@@ -84,10 +83,7 @@ export class LecturesService {
       if (dto.term !== undefined) lecture.term = dto.term;
       if (dto.courseCode !== undefined) lecture.courseCode = dto.courseCode;
       if (dto.credits !== undefined) lecture.credits = dto.credits;
-      if (dto.meetings !== undefined) {
-        lecture.meetings = dto.meetings;
-        lecture.meetingSlots = slotsLiteral(dto.meetings);
-      }
+      if (dto.meetings !== undefined) lecture.meetings = dto.meetings.map(meetingOf);
       if (dto.instructor !== undefined) lecture.instructor = dto.instructor;
       if (dto.location !== undefined) lecture.location = dto.location;
       if (dto.opensAt !== undefined) lecture.opensAt = dto.opensAt;

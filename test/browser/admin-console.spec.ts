@@ -112,13 +112,13 @@ describe('Admin console (GET /admin)', () => {
     await form.getByLabel('Term (empty: the default term)').fill('2027-spring');
     await form.getByLabel('Course code (sections share it; empty: none)').fill('CS440');
     await form.getByLabel('Credits (0–30; empty: 3)').fill('4');
-    await form.getByLabel('Meetings (e.g. MON 09:00-10:15, WED 09:00-10:15)').fill('TUE 9:00-10:15, THU 09:00-25:00'); // prettier-ignore
+    await form.getByLabel(/^Meetings \(e\.g\./).fill('TUE 9:00-10:15, THU 09:00-25:00'); // prettier-ignore
     await form.getByLabel('Instructor').fill('Frances Allen');
     await form.getByLabel('Location').fill('Lab 2');
     await form.getByRole('button', { name: 'Create lecture' }).click();
     // The service's message lands beside the field it names.
     await page.locator('#error-meetings').getByText('meetings[1].end must be a 24-hour time').waitFor(); // prettier-ignore
-    await form.getByLabel('Meetings (e.g. MON 09:00-10:15, WED 09:00-10:15)').fill('TUE 9:00-10:15, THU 09:00-10:15'); // prettier-ignore
+    await form.getByLabel(/^Meetings \(e\.g\./).fill('TUE 9:00-10:15, THU 09:00-10:15 2027-01-11..2027-03-05'); // prettier-ignore
     await form.getByRole('button', { name: 'Create lecture' }).click();
     await page.getByText('Created “Compilers”.').waitFor();
     const [row] = await ctx.sql(
@@ -130,7 +130,7 @@ describe('Admin console (GET /admin)', () => {
       credits: 4,
       meetings: [
         { day: 'TUE', start: '09:00', end: '10:15' },
-        { day: 'THU', start: '09:00', end: '10:15' },
+        { day: 'THU', start: '09:00', end: '10:15', from: '2027-01-11', until: '2027-03-05' },
       ],
       instructor: 'Frances Allen',
       location: 'Lab 2',

@@ -38,7 +38,7 @@ describe('Student page: timetable and swap (GET /, v3)', () => {
       admin('POST', '/lectures', { title, capacity: 30, term, credits: 3, ...body });
     ids.algo = (await lecture('Algorithms', { courseCode: 'CS201', instructor: 'Edsger Dijkstra', location: 'Hall A', meetings: [{ day: 'MON', start: '09:00', end: '10:15' }, { day: 'WED', start: '09:00', end: '10:15' }] })).id; // prettier-ignore
     ids.db = (await lecture('Databases', { courseCode: 'CS340', instructor: 'Edgar Codd', location: 'Room 12', meetings: [{ day: 'MON', start: '09:30', end: '11:00' }, { day: 'THU', start: '14:00', end: '15:30' }] })).id; // prettier-ignore
-    ids.poetry = (await lecture('Modern Poetry', { courseCode: 'LIT110', instructor: 'Emily Dickinson', location: 'Library 3', credits: 2, meetings: [{ day: 'FRI', start: '13:00', end: '15:00' }] })).id; // prettier-ignore
+    ids.poetry = (await lecture('Modern Poetry', { courseCode: 'LIT110', instructor: 'Emily Dickinson', location: 'Library 3', credits: 2, meetings: [{ day: 'FRI', start: '13:00', end: '15:00', from: '2027-01-11', until: '2027-03-05' }] })).id; // prettier-ignore
     ids.stats = (await lecture('Statistics', { courseCode: 'MA220', instructor: 'Florence Nightingale', location: 'Hall C', meetings: [{ day: 'TUE', start: '11:00', end: '12:15' }, { day: 'THU', start: '11:00', end: '12:15' }] })).id; // prettier-ignore
   });
   afterAll(async () => {
@@ -61,6 +61,8 @@ describe('Student page: timetable and swap (GET /, v3)', () => {
     await list.getByText('3 credits · Mon 09:00–10:15, Wed 09:00–10:15 · Edsger Dijkstra · Hall A').waitFor(); // prettier-ignore
     await page.getByTestId('search').fill('dickinson');
     await list.getByText('Modern Poetry').waitFor();
+    // A meeting held in part of the term says which weeks (v4).
+    await list.getByText('2 credits · Fri 13:00–15:00 (11 Jan – 5 Mar) · Emily Dickinson · Library 3').waitFor(); // prettier-ignore
     await eventually(async () => (await list.locator('li').count()) === 1, 5000);
     await page.getByTestId('search').fill('');
     await list.getByText('Databases').waitFor();

@@ -59,8 +59,12 @@ describe('Lectures in terms, credit limits and timetables (API.md v3)', () => {
     [{ meetings: [{ day: 'MON', start: '24:00', end: '25:00' }] }, /^meetings\[0\]\.start must be a 24-hour/], // prettier-ignore
     [{ meetings: [{ day: 'MON', start: '9:00', end: '10:00' }] }, /^meetings\[0\]\.start must be a 24-hour/], // prettier-ignore
     [{ meetings: [{ day: 'MON', start: '10:00', end: '10:00' }] }, /^meetings\[0\]\.start must be before meetings\[0\]\.end/], // prettier-ignore
-    [{ meetings: [{ day: 'MON', start: '09:00', end: '10:00', room: 1 }] }, /^meetings\[0\]\.room is not a meeting field/], // prettier-ignore
+    [{ meetings: [{ day: 'MON', start: '09:00', end: '10:00', room: 1 }] }, /^meetings\[0\]\.room is not a meeting field \(day, start, end, from, until\)/], // prettier-ignore
     [{ meetings: [{ day: 'TUE', start: '09:00', end: '10:00' }, { day: 'TUE', start: '09:59', end: '11:00' }] }, /^meetings\[1\] overlaps meetings\[0\]/], // prettier-ignore
+    [{ meetings: [{ day: 'MON', start: '09:00', end: '10:00', from: '2027-02-30' }] }, /^meetings\[0\]\.from must be a date YYYY-MM-DD/], // prettier-ignore
+    [{ meetings: [{ day: 'MON', start: '09:00', end: '10:00', until: '27-03-01' }] }, /^meetings\[0\]\.until must be a date YYYY-MM-DD/], // prettier-ignore
+    [{ meetings: [{ day: 'MON', start: '09:00', end: '10:00', from: '2027-03-02', until: '2027-03-01' }] }, /^meetings\[0\]\.from must not be after meetings\[0\]\.until/], // prettier-ignore
+    [{ meetings: [{ day: 'TUE', start: '09:00', end: '10:00', until: '2027-03-01' }, { day: 'TUE', start: '09:30', end: '11:00', from: '2027-03-01' }] }, /^meetings\[1\] overlaps meetings\[0\]/], // prettier-ignore
     [{ instructor: '' }, /^instructor must be a string of 1 to 100/],
     [{ location: 'x'.repeat(101) }, /^location must be a string of 1 to 100/],
   ])('refuses %j with VALIDATION_FAILED naming the field', async (body, message) => {
@@ -184,6 +188,20 @@ describe('Lectures in terms, credit limits and timetables (API.md v3)', () => {
     expect((await request(url).get('/me/timetable?term=').set(studentHeaders('s'))).body.code).toBe('VALIDATION_FAILED'); // prettier-ignore
   });
 
+  /** A seat written straight into PostgreSQL, as a bug in our code might: row, then slots. */
+  const insertBehindTheBack = (id: number, term: string, student: string) =>
+    ctx.sql(
+      `WITH st AS (INSERT INTO student_term (student_id, term) VALUES ($3, $2)
+                   ON CONFLICT (student_id, term) DO UPDATE SET term = EXCLUDED.term RETURNING id),
+            e AS (INSERT INTO enrollment (lecture_id, student_id, term, course_code, credits)
+                  SELECT id, $3, term, course_code, credits FROM lecture WHERE id = $1 RETURNING 1)
+       INSERT INTO enrollment_slot (lecture_id, student_id, term, student_term_id, slot, dates)
+       SELECT l.id, $3, l.term, st.id, m.slot, m.dates
+         FROM lecture l, st, unnest(l.meeting_ranges, l.meeting_dates) m (slot, dates),
+              (SELECT count(*) FROM e) n WHERE l.id = $1`,
+      [id, term, student],
+    );
+
   it('PostgreSQL itself refuses a timetable conflict written behind the service’s back', async () => {
     const term = `behind-${Date.now()}`;
     const mk = async (body: object) => (await createLecture(url, { term, ...body })).id;
@@ -191,17 +209,7 @@ describe('Lectures in terms, credit limits and timetables (API.md v3)', () => {
     const half = await mk({ meetings: [{ day: 'FRI', start: '09:30', end: '11:00' }] });
     const ten = await mk({ meetings: [{ day: 'FRI', start: '10:00', end: '11:00' }] });
     const section = await mk({ courseCode: 'X1' });
-    const insert = (id: number) =>
-      ctx.sql(
-        `WITH st AS (INSERT INTO student_term (student_id, term) VALUES ('rogue', $2)
-                     ON CONFLICT (student_id, term) DO UPDATE SET term = EXCLUDED.term RETURNING id),
-              e AS (INSERT INTO enrollment (lecture_id, student_id, term, course_code, credits)
-                    SELECT id, 'rogue', term, course_code, credits FROM lecture WHERE id = $1 RETURNING 1)
-         INSERT INTO enrollment_slot (lecture_id, student_id, term, student_term_id, slot)
-         SELECT l.id, 'rogue', l.term, st.id, s
-           FROM lecture l, st, unnest(l.meeting_slots) s, (SELECT count(*) FROM e) n WHERE l.id = $1`,
-        [id, term],
-      );
+    const insert = (id: number) => insertBehindTheBack(id, term, 'rogue');
     await insert(nine);
     await expect(insert(half)).rejects.toThrow(/enrollment_slot_no_overlap/);
     await expect(insert(section)).rejects.toThrow(/enrollment_one_section_key/);
@@ -219,5 +227,30 @@ describe('Lectures in terms, credit limits and timetables (API.md v3)', () => {
       ctx.sql(`INSERT INTO enrollment (lecture_id, student_id, term, credits) VALUES ($1, 'liar', $2, 0)`, [half, term]), // prettier-ignore
     ).rejects.toThrow(/enrollment_lecture_term_credits_fkey/);
     await expect(ctx.sql('UPDATE lecture SET credits = 1 WHERE id = $1', [nine])).rejects.toThrow(/foreign key/); // prettier-ignore
+  });
+
+  it('PostgreSQL counts the dates (v4): half-term meetings at one hour fit, dates that meet do not — also for a slot written by hand', async () => {
+    const term = `dated-${Date.now()}`;
+    const mon = (dates: object) => ({ meetings: [{ day: 'MON', start: '09:00', end: '10:00', ...dates }] }); // prettier-ignore
+    const mk = async (body: object) => (await createLecture(url, { term, ...body })).id;
+    const early = await mk(mon({ from: '2027-01-11', until: '2027-03-05' }));
+    const late = await mk(mon({ from: '2027-03-08' }));
+    const always = await mk(mon({}));
+    await insertBehindTheBack(early, term, 'rogue');
+    await insertBehindTheBack(late, term, 'rogue');
+    await expect(insertBehindTheBack(always, term, 'rogue')).rejects.toThrow(/enrollment_slot_no_overlap/); // prettier-ignore
+    // The lecture's own columns are PostgreSQL's, derived from its meetings: not written apart.
+    await expect(
+      ctx.sql(`UPDATE lecture SET meeting_dates = '{"[2030-01-01,2030-01-02)"}' WHERE id = $1`, [late]), // prettier-ignore
+    ).rejects.toThrow(/can only be updated to DEFAULT/);
+    // A slot written by hand with dates that meet the first half's last day is refused too.
+    await expect(
+      ctx.sql(
+        `INSERT INTO enrollment_slot (lecture_id, student_id, term, student_term_id, slot, dates)
+         SELECT $1, 'rogue', $2::varchar, id, '[540,600)', '[2027-03-05,2027-03-06)'
+           FROM student_term WHERE student_id = 'rogue' AND term = $2`,
+        [late, term],
+      ),
+    ).rejects.toThrow(/enrollment_slot_no_overlap/);
   });
 });

@@ -22,7 +22,9 @@ export const TIMETABLE_VIOLATIONS = {
   overlaps: `SELECT a.student_id FROM enrollment a
                JOIN enrollment b ON b.student_id = a.student_id AND b.term = a.term AND b.lecture_id > a.lecture_id
                JOIN lecture la ON la.id = a.lecture_id JOIN lecture lb ON lb.id = b.lecture_id
-              WHERE la.meeting_slots && lb.meeting_slots`,
+              WHERE EXISTS (SELECT 1 FROM unnest(la.meeting_ranges, la.meeting_dates) x (r, d),
+                                    unnest(lb.meeting_ranges, lb.meeting_dates) y (r, d)
+                             WHERE x.r && y.r AND x.d && y.d)`,
   sections: `SELECT e.student_id FROM enrollment e WHERE e.course_code IS NOT NULL
               GROUP BY e.student_id, e.term, e.course_code HAVING count(*) > 1`,
 };

@@ -73,6 +73,50 @@ describe('Term rules at enroll (API.md v3, Terms, timetables and swap)', () => {
     expect((await queueStatus(url, both, 'bea')).body.status).toBe('ADMITTED');
   });
 
+  it('meetings by date (v4): two half-term courses at one hour are held together; a meeting whose dates meet both conflicts with both', async () => {
+    const term = newTerm();
+    const firstHalf = { ...MON_9, from: '2027-01-11', until: '2027-03-05' };
+    const secondHalf = { ...MON_9, from: '2027-03-08', until: '2027-04-30' };
+    const early = await lecture(term, { courseCode: 'H1', meetings: [firstHalf] });
+    const late = await lecture(term, { courseCode: 'H2', meetings: [secondHalf] });
+    // One weekday and hour in two date ranges is one lecture's timetable, not an overlap.
+    const twice = await lecture(term, { meetings: [{ ...MON_930, until: '2027-05-31' }, { ...MON_930, from: '2027-06-01' }] }); // prettier-ignore
+    const lastDay = await lecture(term, { meetings: [{ ...MON_930, from: '2027-03-05', until: '2027-03-05' }] }); // prettier-ignore
+    await holds(early, 'hal');
+    await holds(late, 'hal');
+    const tt = await request(url).get(`/me/timetable?term=${term}`).set(studentHeaders('hal'));
+    expect(tt.body.items.map((i: { meetings: object[] }) => i.meetings)).toEqual([
+      [firstHalf],
+      [secondHalf],
+    ]);
+    await ticket(twice, 'hal');
+    expect((await enroll(url, twice, 'hal')).body).toMatchObject({
+      code: 'TIME_CONFLICT',
+      conflictsWith: [early, late],
+    });
+    // Both bounds are included: the first half's last day is in the way, the second's is not.
+    await ticket(lastDay, 'hal');
+    expect((await enroll(url, lastDay, 'hal')).body).toMatchObject({
+      code: 'TIME_CONFLICT',
+      conflictsWith: [early],
+    });
+  });
+
+  it('a null date bound is the same as an absent one; a held lecture keeps its dates', async () => {
+    const term = newTerm();
+    const { id, meetings } = await createLecture(url, {
+      term,
+      meetings: [{ ...MON_9, from: null, until: '2027-03-05' }],
+    });
+    expect(meetings).toEqual([{ ...MON_9, until: '2027-03-05' }]);
+    await holds(id, 'dee');
+    const patch = (body: object) =>
+      request(url).patch(`/lectures/${id}`).set(adminHeaders()).send(body);
+    expect((await patch({ meetings: [{ ...MON_9, until: '2027-03-12' }] })).body.code).toBe('HAS_ENROLLMENTS'); // prettier-ignore
+    // The same meetings, a null bound written out: unchanged, so allowed.
+    expect((await patch({ meetings: [{ ...MON_9, from: null, until: '2027-03-05' }] })).status).toBe(200); // prettier-ignore
+  });
+
   it('CREDIT_LIMIT says the credits held, the lecture’s and the limit; a student’s own limit wins over the term’s', async () => {
     const term = newTerm();
     expect((await setLimit(term, 6)).body).toEqual({ term, maxCredits: 6 });

@@ -395,6 +395,18 @@ export interface components {
             start: string;
             /** @example 10:15 */
             end: string;
+            /**
+             * Format: date
+             * @description the first day the meeting is held (absent: unbounded)
+             * @example 2027-01-11
+             */
+            from?: string;
+            /**
+             * Format: date
+             * @description the last day the meeting is held, included (absent: unbounded)
+             * @example 2027-03-05
+             */
+            until?: string;
         };
         AdmissionSettingsDto: {
             /** @description Students admitted per tick (1–10000). */

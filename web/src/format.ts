@@ -80,8 +80,22 @@ export const DAY_NAMES: Record<string, string> = {
   SUN: 'Sun',
 };
 
-/** "Mon 09:00–10:15, Wed 09:00–10:15", or a note that it has no fixed time. */
-export function meetingsText(meetings: { day: string; start: string; end: string }[]): string {
+type MeetingText = { day: string; start: string; end: string; from?: string; until?: string };
+
+/** "Mon 09:00–10:15, Wed 09:00–10:15 (11 Jan – 5 Mar)", or a note that it has no fixed time. */
+export function meetingsText(meetings: MeetingText[]): string {
   if (meetings.length === 0) return 'no fixed meeting time';
-  return meetings.map((m) => `${DAY_NAMES[m.day] ?? m.day} ${m.start}–${m.end}`).join(', ');
+  return meetings
+    .map((m) => `${DAY_NAMES[m.day] ?? m.day} ${m.start}–${m.end}${datesText(m)}`)
+    .join(', ');
+}
+
+/** The weeks a meeting is held in, when it is not held all term: " (11 Jan – 5 Mar)". */
+function datesText({ from, until }: MeetingText): string {
+  const day = (iso: string) =>
+    new Date(`${iso}T00:00:00Z`).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' }); // prettier-ignore
+  if (from && until) return ` (${day(from)} – ${day(until)})`;
+  if (from) return ` (from ${day(from)})`;
+  if (until) return ` (until ${day(until)})`;
+  return '';
 }

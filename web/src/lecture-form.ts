@@ -34,21 +34,31 @@ export function fillForm(form: HTMLFormElement, l: Lecture | null): void {
   input(form, 'credits').value = l ? String(l.credits) : '';
   for (const f of TEXTS) input(form, f).value = l?.[f] ?? '';
   input(form, 'meetings').value = (l?.meetings ?? [])
-    .map((m) => `${m.day} ${m.start}-${m.end}`)
+    .map(
+      (m) =>
+        `${m.day} ${m.start}-${m.end}${m.from || m.until ? ` ${m.from ?? ''}..${m.until ?? ''}` : ''}`,
+    ) // prettier-ignore
     .join(', ');
 }
 
-/** "MON 09:00-10:15, WED 09:00-10:15" as the contract's meetings; a bad item is left for the service to name. */
+const MEETING_TEXT =
+  /^([A-Za-z]{3})\s+(\d{1,2}:\d{2})\s*[-–]\s*(\d{1,2}:\d{2})(?:\s+(\d{4}-\d{2}-\d{2})?\.\.(\d{4}-\d{2}-\d{2})?)?$/;
+
+/**
+ * "MON 09:00-10:15 2027-01-11..2027-03-05, WED 09:00-10:15" as the contract's meetings (the
+ * dates optional, either side open); a bad item is left for the service to name.
+ */
 function parseMeetings(text: string): unknown[] {
   return text
     .split(',')
     .map((part) => part.trim())
     .filter(Boolean)
     .map((part) => {
-      const m = /^([A-Za-z]{3})\s+(\d{1,2}:\d{2})\s*[-–]\s*(\d{1,2}:\d{2})$/.exec(part);
+      const m = MEETING_TEXT.exec(part);
       if (!m) return part; // the service answers "meetings[i] must be an object …"
       const pad = (t: string) => t.padStart(5, '0');
-      return { day: m[1].toUpperCase(), start: pad(m[2]), end: pad(m[3]) };
+      const dates = { ...(m[4] ? { from: m[4] } : {}), ...(m[5] ? { until: m[5] } : {}) };
+      return { day: m[1].toUpperCase(), start: pad(m[2]), end: pad(m[3]), ...dates };
     });
 }
 
