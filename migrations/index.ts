@@ -6,6 +6,7 @@ import { Terms1764806400000 } from './1764806400000-Terms';
 import { Plans1764892800000 } from './1764892800000-Plans';
 import { SeatReleases1764979200000 } from './1764979200000-SeatReleases';
 import { MeetingDates1765065600000 } from './1765065600000-MeetingDates';
+import { SectionRefs1765152000000 } from './1765152000000-SectionRefs';
 
 /** Every migration, in order. Listed explicitly so the app, the CLI and jest load the same set. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   Plans1764892800000,
   SeatReleases1764979200000,
   MeetingDates1765065600000,
+  SectionRefs1765152000000,
 ];

@@ -48,26 +48,33 @@ export function IsText(min: number, max: number, options?: ValidationOptions) {
   };
 }
 
-/** A term or course code: 1–max characters of `[A-Za-z0-9_.-]`. */
+/** A term or course code: 1–32 characters of `[A-Za-z0-9_.-]`. */
 export const CODE_PATTERN = '^[A-Za-z0-9_.-]{1,32}$';
 
-export function IsCode(options?: ValidationOptions) {
+export const IsCode = (options?: ValidationOptions) =>
+  IsMatching(CODE_PATTERN, 32, "1 to 32 characters of A-Z, a-z, 0-9, '_', '.' and '-'", options);
+
+/** A section's ref, the registrar's own id of it (API.md v4). */
+export const REF_PATTERN = '^[A-Za-z0-9_.:-]{1,64}$';
+export const IsRef = (options?: ValidationOptions) =>
+  IsMatching(REF_PATTERN, 64, "1 to 64 characters of A-Z, a-z, 0-9, '_', '.', ':' and '-'", options); // prettier-ignore
+
+/** A section's component: LEC, LAB, DIS, … (API.md v4). */
+export const COMPONENT_PATTERN = '^[A-Z0-9]{1,8}$';
+export const IsComponent = (options?: ValidationOptions) =>
+  IsMatching(COMPONENT_PATTERN, 8, '1 to 8 characters of A-Z and 0-9 (LEC, LAB, DIS, …)', options);
+
+/** A string matching `pattern`; the message says what it must be, as `what`. */
+function IsMatching(pattern: string, maxLength: number, what: string, options?: ValidationOptions) {
   return (target: object, propertyName: string) => {
-    ApiProperty({ type: String, pattern: CODE_PATTERN, minLength: 1, maxLength: 32 })(
-      target,
-      propertyName,
-    );
+    ApiProperty({ type: String, pattern, minLength: 1, maxLength })(target, propertyName);
     registerDecorator({
-      name: 'isCode',
+      name: 'isMatching',
       target: target.constructor,
       propertyName,
-      options: {
-        message: `${propertyName} must be 1 to 32 characters of A-Z, a-z, 0-9, '_', '.' and '-'`,
-        ...options,
-      },
+      options: { message: `${propertyName} must be ${what}`, ...options },
       validator: {
-        validate: (value: unknown) =>
-          typeof value === 'string' && new RegExp(CODE_PATTERN).test(value),
+        validate: (value: unknown) => typeof value === 'string' && new RegExp(pattern).test(value),
       },
     });
   };

@@ -72,6 +72,14 @@ export class Lecture {
   @Column('int')
   credits: number;
 
+  /** The registrar's own id of the section, unique within the term (null: none). */
+  @Column('varchar', { length: 64, nullable: true })
+  ref: string | null;
+
+  /** LEC, LAB, DIS, …: the kind of teaching this section is. */
+  @Column('varchar', { length: 8 })
+  component: string;
+
   @Column('jsonb')
   meetings: Meeting[];
 

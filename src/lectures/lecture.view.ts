@@ -44,6 +44,10 @@ export class LectureView {
   fairness: FairnessView;
   /** the term it is taught in */
   term: string;
+  /** the registrar's own id of the section, unique within the term; null: none */
+  ref: string | null;
+  /** LEC, LAB, DIS, …: the kind of teaching this section is */
+  component: string;
   /** sections of one course share it within a term; null: not a section */
   courseCode: string | null;
   credits: number;
@@ -85,6 +89,8 @@ export function toLectureView(l: Lecture, now = new Date()): LectureView {
     },
     fairness: fairnessOf(l),
     term: l.term,
+    ref: l.ref,
+    component: l.component,
     courseCode: l.courseCode,
     credits: l.credits,
     meetings: l.meetings,

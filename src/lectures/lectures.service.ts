@@ -48,6 +48,8 @@ export class LecturesService {
       maxActiveTickets: dto.admission?.maxActiveTickets ?? defaults.maxActiveTickets,
       preQueueMinutes: dto.admission?.preQueueMinutes ?? defaults.preQueueMinutes,
       term: dto.term ?? this.config.defaultTerm,
+      ref: dto.ref ?? null,
+      component: dto.component ?? 'LEC',
       courseCode: dto.courseCode ?? null,
       credits: dto.credits ?? 3,
       meetings: (dto.meetings ?? []).map(meetingOf),
@@ -56,7 +58,10 @@ export class LecturesService {
       ...newSeed(),
     });
     assertWindow(lecture);
-    const saved = await this.db.getRepository(Lecture).save(lecture);
+    const saved = await this.db
+      .getRepository(Lecture)
+      .save(lecture)
+      .catch(refTakenIn(lecture.term, dto.ref));
     await this.facts.publish(factsOf(saved)); // never throws: the lecture exists from here on
     // One created with opensAt in the past is drawn before this answers, and says so.
     await this.events.changed(saved.id);
@@ -81,6 +86,8 @@ export class LecturesService {
       assertTimetableUnchangedIfHeld(lecture, dto);
       if (dto.title !== undefined) lecture.title = dto.title;
       if (dto.term !== undefined) lecture.term = dto.term;
+      if (dto.ref !== undefined) lecture.ref = dto.ref;
+      if (dto.component !== undefined) lecture.component = dto.component;
       if (dto.courseCode !== undefined) lecture.courseCode = dto.courseCode;
       if (dto.credits !== undefined) lecture.credits = dto.credits;
       if (dto.meetings !== undefined) lecture.meetings = dto.meetings.map(meetingOf);
@@ -90,7 +97,7 @@ export class LecturesService {
       if (dto.closesAt !== undefined) lecture.closesAt = dto.closesAt;
       Object.assign(lecture, definedOnly(dto.admission ?? {}));
       assertWindow(lecture);
-      return tx.save(lecture);
+      return tx.save(lecture).catch(refTakenIn(lecture.term, lecture.ref));
     });
     await this.facts.publish(factsOf(saved)); // never throws: the edit is committed
     await this.events.changed(id); // a raised capacity or a moved window may admit more
@@ -159,8 +166,8 @@ function assertWindow(l: Pick<Lecture, 'opensAt' | 'closesAt'>): void {
 }
 
 /**
- * A lecture students hold keeps its place in their timetables: its term, course code, credits
- * and meetings are what the rules checked their enrolls against (the schema's foreign keys
+ * A lecture students hold keeps its place in their timetables: its term, course code, credits,
+ * component and meetings are what the rules checked their enrolls against (the schema's foreign keys
  * refuse the first three too). Checked under the row lock every enroll takes.
  */
 function assertTimetableUnchangedIfHeld(lecture: Lecture, dto: UpdateLectureDto): void {
@@ -169,6 +176,7 @@ function assertTimetableUnchangedIfHeld(lecture: Lecture, dto: UpdateLectureDto)
     dto.term !== undefined && dto.term !== lecture.term && 'term',
     dto.courseCode !== undefined && dto.courseCode !== lecture.courseCode && 'courseCode',
     dto.credits !== undefined && dto.credits !== lecture.credits && 'credits',
+    dto.component !== undefined && dto.component !== lecture.component && 'component',
     dto.meetings !== undefined && !sameMeetings(dto.meetings, lecture.meetings) && 'meetings',
   ].filter(Boolean);
   if (changed.length > 0) {
@@ -178,6 +186,20 @@ function assertTimetableUnchangedIfHeld(lecture: Lecture, dto: UpdateLectureDto)
       `${changed.join(', ')} cannot change while ${held} student${held === 1 ? '' : 's'} hold${held === 1 ? 's' : ''} a seat`,
     );
   }
+}
+
+/** Another lecture of the term has the ref (the unique key says so): the caller's error. */
+function refTakenIn(term: string, ref: string | null | undefined) {
+  return (err: unknown): never => {
+    const e = err as { code?: string; constraint?: string; driverError?: { constraint?: string } };
+    if (
+      e.code === '23505' &&
+      (e.constraint ?? e.driverError?.constraint) === 'lecture_term_ref_key'
+    ) {
+      throw new AppError('VALIDATION_FAILED', `ref ${ref} is another lecture's in term ${term}`);
+    }
+    throw err;
+  };
 }
 
 /** LIKE's wildcards and its escape character taken literally. */

@@ -40,7 +40,7 @@ describe('Lectures in terms, credit limits and timetables (API.md v3)', () => {
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject(FIELDS);
     expect((await request(url).get(`/lectures/${res.body.id}`).set(adminHeaders())).body).toMatchObject(FIELDS); // prettier-ignore
-    expect((await create({})).body).toMatchObject({ term: 'fall-26', courseCode: null, credits: 3, meetings: [] }); // prettier-ignore
+    expect((await create({})).body).toMatchObject({ term: 'fall-26', ref: null, component: 'LEC', courseCode: null, credits: 3, meetings: [] }); // prettier-ignore
   });
 
   it.each([
@@ -65,12 +65,37 @@ describe('Lectures in terms, credit limits and timetables (API.md v3)', () => {
     [{ meetings: [{ day: 'MON', start: '09:00', end: '10:00', until: '27-03-01' }] }, /^meetings\[0\]\.until must be a date YYYY-MM-DD/], // prettier-ignore
     [{ meetings: [{ day: 'MON', start: '09:00', end: '10:00', from: '2027-03-02', until: '2027-03-01' }] }, /^meetings\[0\]\.from must not be after meetings\[0\]\.until/], // prettier-ignore
     [{ meetings: [{ day: 'TUE', start: '09:00', end: '10:00', until: '2027-03-01' }, { day: 'TUE', start: '09:30', end: '11:00', from: '2027-03-01' }] }, /^meetings\[1\] overlaps meetings\[0\]/], // prettier-ignore
+    [{ ref: '' }, /^ref must be 1 to 64 characters/],
+    [{ ref: 'crn 1' }, /^ref must be 1 to 64 characters/],
+    [{ ref: 'x'.repeat(65) }, /^ref must be 1 to 64 characters/],
+    [{ component: 'lab' }, /^component must be 1 to 8 characters of A-Z and 0-9/],
+    [{ component: null }, /^component must be/],
     [{ instructor: '' }, /^instructor must be a string of 1 to 100/],
     [{ location: 'x'.repeat(101) }, /^location must be a string of 1 to 100/],
   ])('refuses %j with VALIDATION_FAILED naming the field', async (body, message) => {
     const res = await create(body);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ statusCode: 400, code: 'VALIDATION_FAILED', message: expect.stringMatching(message) }); // prettier-ignore
+  });
+
+  it('a ref names one section of a term (v4): another lecture of the term cannot take it, one of another term can; a held section keeps its component', async () => {
+    const term = `refs-${Date.now()}`;
+    const res = await create({ term, ref: '30565', component: 'DIS' });
+    expect(res.body).toMatchObject({ ref: '30565', component: 'DIS' });
+    const taken = await create({ term, ref: '30565' });
+    expect(taken.status).toBe(400);
+    expect(taken.body).toEqual({ statusCode: 400, code: 'VALIDATION_FAILED', message: `ref 30565 is another lecture's in term ${term}` }); // prettier-ignore
+    expect((await create({ term: `${term}-b`, ref: '30565' })).status).toBe(201);
+    const other = (await create({ term, ref: 'CRN:2' })).body.id;
+    expect((await patch(other, { ref: '30565' })).body.code).toBe('VALIDATION_FAILED');
+    expect((await patch(other, { ref: null })).body.ref).toBeNull();
+    expect((await patch(other, { ref: '30565.1' })).body.ref).toBe('30565.1');
+    // A held section keeps its component; its ref may change.
+    await join(url, res.body.id, 'kit');
+    await app.app.get(AdmissionService).admit(res.body.id, 'event');
+    expect((await enroll(url, res.body.id, 'kit')).status).toBe(201);
+    expect((await patch(res.body.id, { component: 'LAB' })).body.code).toBe('HAS_ENROLLMENTS');
+    expect((await patch(res.body.id, { ref: '30566' })).body.ref).toBe('30566');
   });
 
   it('back-to-back meetings of one lecture are fine; null clears courseCode, instructor and location', async () => {

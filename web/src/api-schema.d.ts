@@ -420,6 +420,8 @@ export interface components {
         };
         CreateLectureDto: {
             term?: string;
+            ref?: string | null;
+            component?: string;
             courseCode?: string | null;
             credits?: number;
             meetings?: components["schemas"]["Meeting"][];
@@ -475,6 +477,10 @@ export interface components {
             fairness: components["schemas"]["FairnessView"];
             /** @description the term it is taught in */
             term: string;
+            /** @description the registrar's own id of the section, unique within the term; null: none */
+            ref: string | null;
+            /** @description LEC, LAB, DIS, …: the kind of teaching this section is */
+            component: string;
             /** @description sections of one course share it within a term; null: not a section */
             courseCode: string | null;
             credits: number;
@@ -485,6 +491,8 @@ export interface components {
         };
         UpdateLectureDto: {
             term?: string;
+            ref?: string | null;
+            component?: string;
             courseCode?: string | null;
             credits?: number;
             meetings?: components["schemas"]["Meeting"][];

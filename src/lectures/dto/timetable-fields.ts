@@ -1,11 +1,22 @@
 import { IsInt, Max, Min } from 'class-validator';
-import { IsCode, IsNullable, IsOmittable, IsText } from '../../common/validators';
+import {
+  IsCode,
+  IsComponent,
+  IsNullable,
+  IsOmittable,
+  IsRef,
+  IsText,
+} from '../../common/validators';
 import { IsMeetings, Meeting } from '../meetings';
 
 /** The fields that place a lecture in a term's timetable; every one optional on create and edit. */
 export class TimetableFieldsDto {
   /** Defaults to DEFAULT_TERM. */
   @IsOmittable() @IsCode() term?: string;
+  /** The registrar's own id of the section, unique within the term; null (default): none. */
+  @IsNullable() @IsRef() ref?: string | null;
+  /** LEC (default), LAB, DIS, SEM, … */
+  @IsOmittable() @IsComponent() component?: string;
   /** Sections of one course share it within a term; null (default): not a section. */
   @IsNullable() @IsCode() courseCode?: string | null;
   /** 0–30, default 3. */
