@@ -7,6 +7,7 @@ import { AppModule } from './app.module';
 import type { AuthedRequest } from './auth/current-user.decorator';
 import { AllExceptionsFilter, answeredWith } from './common/all-exceptions.filter';
 import { clientErrorHandler, frameworkErrorHandler } from './common/http-layer-errors';
+import { CATALOG_ROUTE } from './catalog/catalog.controller';
 import { AppError } from './common/error-codes';
 import { MAX_JSON_DEPTH, exceedsDepth } from './common/json-depth';
 import { StrictValidationPipe } from './common/validation.pipe';
@@ -45,6 +46,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const fastify = app.getHttpAdapter().getInstance();
   requireHost(fastify);
   acceptEmptyJsonBodies(fastify);
+  acceptBulkImports(fastify, config.bulkBodyLimitBytes);
   observeRequests(fastify, service, log, config.accessLog);
   await allowCrossOrigin(app, config.corsOrigins);
   app.useGlobalFilters(new AllExceptionsFilter(service));
@@ -101,6 +103,19 @@ function acceptEmptyJsonBodies(fastify: FastifyInstance): void {
       );
       done(Object.assign(tooDeep, { statusCode: 400 }), undefined);
     });
+  });
+}
+
+/**
+ * The catalog import takes CSV as well as JSON, and up to BULK_BODY_LIMIT_MB of either; every
+ * other route keeps 16 KiB (a CSV sent to one is refused by its validation as not JSON).
+ */
+function acceptBulkImports(fastify: FastifyInstance, bulkBodyLimit: number): void {
+  fastify.addContentTypeParser('text/csv', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, body);
+  });
+  fastify.addHook('onRoute', (route) => {
+    if (route.url === CATALOG_ROUTE && route.method === 'PUT') route.bodyLimit = bulkBodyLimit;
   });
 }
 

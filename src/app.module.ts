@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AuthModule } from './auth/auth.module';
+import { CatalogModule } from './catalog/catalog.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
@@ -31,6 +32,7 @@ export class AppModule {
         FairnessModule,
         QueueModule,
         TermsModule,
+        CatalogModule,
         PlansModule,
         EnrollModule,
         LiveModule,

@@ -32,6 +32,8 @@ export interface ErrorBody {
   message: string;
   /** TIME_CONFLICT and SAME_COURSE: the held lectures in the way */
   conflictsWith?: number[];
+  /** an import's VALIDATION_FAILED: every refused section (src/catalog/import-errors.ts) */
+  errors?: object[];
 }
 
 /** An error the client is meant to see, carrying one of the contract's codes. */
@@ -40,7 +42,7 @@ export class AppError extends HttpException {
     readonly code: ErrorCode,
     message: string,
     readonly headers: Record<string, string> = {},
-    extra: Pick<ErrorBody, 'conflictsWith'> = {},
+    extra: Pick<ErrorBody, 'conflictsWith' | 'errors'> = {},
   ) {
     super(
       { statusCode: ERROR_STATUS[code], code, message, ...extra } satisfies ErrorBody,

@@ -8,13 +8,13 @@ import {
 import { AppError } from './error-codes';
 
 /** Flattens class-validator's tree into "admission.batchSize must not be less than 1". */
-function describe(errors: ValidationError[], prefix = ''): string[] {
+export function validationMessages(errors: ValidationError[], prefix = ''): string[] {
   return errors.flatMap((e) => {
     const path = prefix + e.property;
     const own = Object.values(e.constraints ?? {}).map((m) =>
       m.startsWith(e.property) ? path + m.slice(e.property.length) : `${path}: ${m}`,
     );
-    return [...own, ...describe(e.children ?? [], `${path}.`)];
+    return [...own, ...validationMessages(e.children ?? [], `${path}.`)];
   });
 }
 
@@ -35,7 +35,7 @@ export class StrictValidationPipe extends ValidationPipe {
       transformOptions: { enableImplicitConversion: false },
       validationError: { target: false, value: false },
       exceptionFactory: (errors) =>
-        new AppError('VALIDATION_FAILED', describe(errors).join('; ') || 'invalid input'),
+        new AppError('VALIDATION_FAILED', validationMessages(errors).join('; ') || 'invalid input'),
     });
   }
 

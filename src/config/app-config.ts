@@ -33,6 +33,8 @@ export interface AppConfig {
   /** A student's credit limit in a term whose limit was never set. */
   maxCredits: number;
   rateLimitPerSecond: number;
+  /** The body limit of the catalog import, in bytes (every other route keeps 16 KiB). */
+  bulkBodyLimitBytes: number;
   /** Live queue streams one instance holds at most; beyond, opening one answers 503. */
   maxStreams: number;
   /** Origins whose browser apps may call the API (CORS); empty: none but the service's own pages. */

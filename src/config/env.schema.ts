@@ -68,6 +68,7 @@ export class EnvSchema {
   })
   DEFAULT_TERM?: string;
   @IsOptional() @toInt() @IsInt() @Min(0) @Max(60) MAX_CREDITS?: number;
+  @IsOptional() @toInt() @IsInt() @Min(1) @Max(1024) BULK_BODY_LIMIT_MB?: number;
 
   @IsOptional() @IsString() CORS_ORIGINS?: string;
 

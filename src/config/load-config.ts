@@ -83,6 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     defaultTerm: e.DEFAULT_TERM ?? 'current',
     maxCredits: e.MAX_CREDITS ?? 18,
     rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND ?? 20,
+    bulkBodyLimitBytes: (e.BULK_BODY_LIMIT_MB ?? 32) * 2 ** 20,
     maxStreams: e.MAX_STREAMS ?? 20_000,
     corsOrigins,
     logLevel: e.LOG_LEVEL ?? 'info',

@@ -1,9 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { AppError, lectureNotFound } from '../common/error-codes';
+import { lectureNotFound } from '../common/error-codes';
 import { MAX_ID } from '../common/parse-id.pipe';
 import { CreateLectureDto } from './dto/create-lecture.dto';
 import { ListLecturesQuery } from './dto/list-lectures.query';
@@ -12,7 +11,7 @@ import { LectureEvents } from './lecture-events';
 import { factsOf } from './lecture-facts';
 import { LectureFactsService } from './lecture-facts.service';
 import { Lecture } from './lecture.entity';
-import { meetingOf, sameMeetings } from './meetings';
+import { applyEdit, newLecture, refTakenIn } from './lecture-edits';
 import { LectureStatus, LectureView, toLectureView } from './lecture.view';
 
 // Each status as a WHERE clause over one `:now`, matching lectureStatus() in lecture.view.ts.
@@ -34,34 +33,11 @@ export class LecturesService {
   ) {}
 
   async create(dto: CreateLectureDto): Promise<LectureView> {
-    const defaults = this.config.admission;
-    const lecture = this.db.getRepository(Lecture).create({
-      title: dto.title,
-      capacity: dto.capacity,
-      seatsLeft: dto.capacity,
-      opensAt: dto.opensAt ?? new Date(),
-      closesAt: dto.closesAt ?? null,
-      // Defaults are copied in at creation, so a lecture's admission settings never change
-      // behind an admin's back when an instance restarts with other defaults.
-      batchSize: dto.admission?.batchSize ?? defaults.batchSize,
-      ticketTtlSeconds: dto.admission?.ticketTtlSeconds ?? defaults.ticketTtlSeconds,
-      maxActiveTickets: dto.admission?.maxActiveTickets ?? defaults.maxActiveTickets,
-      preQueueMinutes: dto.admission?.preQueueMinutes ?? defaults.preQueueMinutes,
-      term: dto.term ?? this.config.defaultTerm,
-      ref: dto.ref ?? null,
-      component: dto.component ?? 'LEC',
-      courseCode: dto.courseCode ?? null,
-      credits: dto.credits ?? 3,
-      meetings: (dto.meetings ?? []).map(meetingOf),
-      instructor: dto.instructor ?? null,
-      location: dto.location ?? null,
-      ...newSeed(),
-    });
-    assertWindow(lecture);
+    const lecture = newLecture(dto, this.config);
     const saved = await this.db
       .getRepository(Lecture)
       .save(lecture)
-      .catch(refTakenIn(lecture.term, dto.ref));
+      .catch(refTakenIn(lecture.term, lecture.ref));
     await this.facts.publish(factsOf(saved)); // never throws: the lecture exists from here on
     // One created with opensAt in the past is drawn before this answers, and says so.
     await this.events.changed(saved.id);
@@ -72,31 +48,7 @@ export class LecturesService {
   async update(id: number, dto: UpdateLectureDto): Promise<LectureView> {
     const saved = await this.db.transaction(async (tx) => {
       const lecture = await lockLecture(tx, id);
-      if (dto.capacity !== undefined) {
-        const taken = lecture.capacity - lecture.seatsLeft;
-        if (dto.capacity < taken) {
-          throw new AppError(
-            'CAPACITY_BELOW_ENROLLED',
-            `capacity ${dto.capacity} is below the ${taken} seats already taken`,
-          );
-        }
-        lecture.seatsLeft = dto.capacity - taken;
-        lecture.capacity = dto.capacity;
-      }
-      assertTimetableUnchangedIfHeld(lecture, dto);
-      if (dto.title !== undefined) lecture.title = dto.title;
-      if (dto.term !== undefined) lecture.term = dto.term;
-      if (dto.ref !== undefined) lecture.ref = dto.ref;
-      if (dto.component !== undefined) lecture.component = dto.component;
-      if (dto.courseCode !== undefined) lecture.courseCode = dto.courseCode;
-      if (dto.credits !== undefined) lecture.credits = dto.credits;
-      if (dto.meetings !== undefined) lecture.meetings = dto.meetings.map(meetingOf);
-      if (dto.instructor !== undefined) lecture.instructor = dto.instructor;
-      if (dto.location !== undefined) lecture.location = dto.location;
-      if (dto.opensAt !== undefined) lecture.opensAt = dto.opensAt;
-      if (dto.closesAt !== undefined) lecture.closesAt = dto.closesAt;
-      Object.assign(lecture, definedOnly(dto.admission ?? {}));
-      assertWindow(lecture);
+      applyEdit(lecture, dto);
       return tx.save(lecture).catch(refTakenIn(lecture.term, lecture.ref));
     });
     await this.facts.publish(factsOf(saved)); // never throws: the edit is committed
@@ -159,60 +111,7 @@ export async function lockLecture(tx: EntityManager, id: number): Promise<Lectur
   return lecture;
 }
 
-function assertWindow(l: Pick<Lecture, 'opensAt' | 'closesAt'>): void {
-  if (l.closesAt && l.closesAt.getTime() <= l.opensAt.getTime()) {
-    throw new AppError('VALIDATION_FAILED', 'closesAt must be after opensAt');
-  }
-}
-
-/**
- * A lecture students hold keeps its place in their timetables: its term, course code, credits,
- * component and meetings are what the rules checked their enrolls against (the schema's foreign keys
- * refuse the first three too). Checked under the row lock every enroll takes.
- */
-function assertTimetableUnchangedIfHeld(lecture: Lecture, dto: UpdateLectureDto): void {
-  if (lecture.capacity === lecture.seatsLeft) return;
-  const changed = [
-    dto.term !== undefined && dto.term !== lecture.term && 'term',
-    dto.courseCode !== undefined && dto.courseCode !== lecture.courseCode && 'courseCode',
-    dto.credits !== undefined && dto.credits !== lecture.credits && 'credits',
-    dto.component !== undefined && dto.component !== lecture.component && 'component',
-    dto.meetings !== undefined && !sameMeetings(dto.meetings, lecture.meetings) && 'meetings',
-  ].filter(Boolean);
-  if (changed.length > 0) {
-    const held = lecture.capacity - lecture.seatsLeft;
-    throw new AppError(
-      'HAS_ENROLLMENTS',
-      `${changed.join(', ')} cannot change while ${held} student${held === 1 ? '' : 's'} hold${held === 1 ? 's' : ''} a seat`,
-    );
-  }
-}
-
-/** Another lecture of the term has the ref (the unique key says so): the caller's error. */
-function refTakenIn(term: string, ref: string | null | undefined) {
-  return (err: unknown): never => {
-    const e = err as { code?: string; constraint?: string; driverError?: { constraint?: string } };
-    if (
-      e.code === '23505' &&
-      (e.constraint ?? e.driverError?.constraint) === 'lecture_term_ref_key'
-    ) {
-      throw new AppError('VALIDATION_FAILED', `ref ${ref} is another lecture's in term ${term}`);
-    }
-    throw err;
-  };
-}
-
 /** LIKE's wildcards and its escape character taken literally. */
 function likeEscaped(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
-function definedOnly<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-/** The draw's secret seed and its published commitment (SHA-256 of the seed's bytes). */
-function newSeed(): { drawSeed: Buffer; seedCommitment: string } {
-  const drawSeed = randomBytes(32);
-  return { drawSeed, seedCommitment: createHash('sha256').update(drawSeed).digest('hex') };
 }

@@ -50,6 +50,8 @@ describe('Lectures (API.md)', () => {
         },
         // v3: the term's defaults (DEFAULT_TERM, 3 credits, no meetings: never conflicts).
         term: 'current',
+        ref: null,
+        component: 'LEC',
         courseCode: null,
         credits: 3,
         meetings: [],

@@ -86,6 +86,7 @@ export class TestContext {
       defaultTerm: 'current',
       maxCredits: 18,
       rateLimitPerSecond: 0,
+      bulkBodyLimitBytes: 32 * 2 ** 20,
       maxStreams: 20_000,
       corsOrigins: [],
       logLevel: 'silent',

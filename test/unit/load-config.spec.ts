@@ -20,6 +20,7 @@ describe(loadConfig.name, () => {
         maxActiveTickets: 200,
       },
       rateLimitPerSecond: 20,
+      bulkBodyLimitBytes: 32 * 2 ** 20,
       enrollHoldMs: 10_000,
       maxStreams: 20_000,
     });
@@ -39,6 +40,7 @@ describe(loadConfig.name, () => {
       TICKET_TTL_SECONDS: '60',
       MAX_ACTIVE_TICKETS: '5',
       RATE_LIMIT_PER_SECOND: '0',
+      BULK_BODY_LIMIT_MB: '2',
     });
     expect(c).toMatchObject({
       port: 8080,
@@ -54,6 +56,7 @@ describe(loadConfig.name, () => {
         maxActiveTickets: 5,
       },
       rateLimitPerSecond: 0,
+      bulkBodyLimitBytes: 2 * 2 ** 20,
     });
   });
 

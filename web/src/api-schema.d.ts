@@ -201,6 +201,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/terms/{term}/catalog": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A term's catalog, JSON or (Accept: text/csv) CSV
+         * @description The term's lectures that have a `ref`, as an import takes them (re-importing changes nothing).
+         */
+        get: operations["CatalogController_export"];
+        /**
+         * Import a term's catalog of sections (JSON or CSV)
+         * @description A term's sections in one request, JSON or CSV (`Content-Type: text/csv`), up to 20,000 and
+         *     BULK_BODY_LIMIT_MB. All or nothing: any invalid section and the answer is 400 with every
+         *     one listed in `errors`, and nothing changes. Matched by `ref`: a new one is created as
+         *     `POST /lectures` would, an existing one updated as `PATCH` would (an omitted field keeps its
+         *     value), one whose values are all the same left untouched; the term's lectures the import
+         *     does not name are left as they are. `?dryRun=true` answers the same and changes nothing.
+         */
+        put: operations["CatalogController_import"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/lectures/{id}/roster": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A lecture's roster, JSON or (Accept: text/csv) CSV
+         * @description The students holding a seat, by enrolledAt then studentId; CSV with `Accept: text/csv`.
+         */
+        get: operations["CatalogController_roster"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me/terms/{term}/plan": {
         parameters: {
             query?: never;
@@ -605,6 +654,37 @@ export interface components {
             /** @description credits you hold in the term */
             credits: number;
             items: components["schemas"]["TimetableItem"][];
+        };
+        CatalogSectionView: {
+            ref: string;
+            title: string;
+            courseCode: string | null;
+            component: string;
+            /** @description refs of the primary sections it is taken with (none yet: packages come later) */
+            primaryRefs: string[];
+            credits: number;
+            capacity: number;
+            meetings: components["schemas"]["Meeting"][];
+            instructor: string | null;
+            location: string | null;
+            opensAt: string;
+            closesAt: string | null;
+            admission: components["schemas"]["AdmissionSettingsView"];
+        };
+        CatalogBody: {
+            /** @description up to 20,000 sections */
+            sections: components["schemas"]["CatalogSectionView"][];
+        };
+        ImportReportView: {
+            created: number;
+            updated: number;
+            unchanged: number;
+            /** @description lectures of the term, with a ref or without, the import did not name */
+            absent: number;
+            /** @description every ref of the import: its lecture's id (null on a dry run for one it would create) */
+            ids: {
+                [key: string]: unknown;
+            };
         };
         PlanWarning: {
             /**
@@ -1800,6 +1880,220 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    CatalogController_export: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                term: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                    "text/csv": Record<string, never>;
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                    "text/csv": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                    "text/csv": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                    "text/csv": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                    "text/csv": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    CatalogController_import: {
+        parameters: {
+            query?: {
+                /** @description `true`: answer the same report and change nothing. */
+                dryRun?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                term: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CatalogBody"];
+                "text/csv": components["schemas"]["CatalogBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportReportView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    CatalogController_roster: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                    "text/csv": Record<string, never>;
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                    "text/csv": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                    "text/csv": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                    "text/csv": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: LECTURE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                    "text/csv": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                    "text/csv": components["schemas"]["ErrorBodyDoc"];
                 };
             };
         };
