@@ -222,6 +222,13 @@ describe('The catalog import (PUT /terms/:term/catalog)', () => {
     expect(big.status).toBe(413);
   });
 
+  it('answers PAYLOAD_TOO_LARGE over BULK_BODY_LIMIT_MB', async () => {
+    const small = await ctx.startApp({ bulkBodyLimitBytes: 64 * 1024 });
+    const sections = Array.from({ length: 1000 }, (_, i) => section(`P${i}`));
+    const res = await put(newTerm(), { sections }, '', small);
+    expect([res.status, res.body.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+  });
+
   it('two imports of one term at once run one after the other; one racing enrolls breaks no invariant, and both instances follow its values', async () => {
     const term = newTerm();
     const { ids } = (await put(term, { sections: [section('race', { capacity: 50 })] })).body as Report; // prettier-ignore
