@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { catalogCsv, uiucCatalog } from '../../scripts/uiuc-catalog';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { createLecture, enroll, eventually, join } from '../helpers/api';
 import { RunningApp, TestContext } from '../helpers/test-context';
@@ -261,6 +262,30 @@ describe('The catalog import (PUT /terms/:term/catalog)', () => {
         return l.body.capacity === row.capacity && q.status === 200;
       }, 1000);
     }
+  });
+
+  it('a real schedule (UIUC, summer 2024): imported as CSV in one request, given back unchanged, and two half-term courses at one hour held together', async () => {
+    const term = newTerm();
+    const sections = uiucCatalog();
+    const res = await put(term, catalogCsv(sections));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ created: 1722, updated: 0, unchanged: 0, absent: 0 });
+    const back = await exported(term, 'text/csv');
+    expect((await put(term, back.text)).body).toMatchObject({ created: 0, updated: 0, unchanged: 1722 }); // prettier-ignore
+    // AFST 231 runs in the first half of the second session and AFST 232 in the second half,
+    // both Mondays 09:00-10:50: a student takes both. A course meeting Mondays at 09:30 all
+    // summer is in the way of both.
+    const first = sections.find((s) => s.ref === '33933')!;
+    expect(first.meetings[0]).toEqual({ day: 'MON', start: '09:00', end: '10:50', from: '2024-06-17', until: '2024-07-12' }); // prettier-ignore
+    const ids = res.body.ids as Record<string, number>;
+    const all = await createLecture(a.url, { term, meetings: [{ day: 'MON', start: '09:30', end: '10:00' }] }); // prettier-ignore
+    for (const id of [ids['33933'], ids['33934'], all.id]) {
+      await join(a.url, id, 'uma');
+      while ((await a.app.get(AdmissionService).admit(id, 'event')) > 0);
+    }
+    expect((await enroll(a.url, ids['33933'], 'uma')).status).toBe(201);
+    expect((await enroll(a.url, ids['33934'], 'uma')).status).toBe(201);
+    expect((await enroll(a.url, all.id, 'uma')).body).toMatchObject({ code: 'TIME_CONFLICT', conflictsWith: [ids['33933'], ids['33934']].sort((x, y) => x - y) }); // prettier-ignore
   });
 
   it("a lecture's roster: who holds a seat, in enroll order, JSON or CSV", async () => {

@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+// The real schedule of test/fixtures/uiuc-2024-summer-sections.csv as the service's catalog
+// (API.md v4, The catalog): `node scripts/uiuc-catalog.js [--json] > catalog.csv`, then
+// `PUT /terms/:term/catalog`. What the data does not say is chosen here:
+// - ref: the CRN; courseCode: subject and number (`MATH221`); component: the type code;
+// - credits: the section's own credit hours where given, else the course's lowest (`1 TO 4
+//   hours.` is 1), at most 30;
+// - capacity: none in the data: 100 for a lecture (LEC, LCD), 25 for anything else;
+// - meetings: one per day letter of each of the section's rows (rows of one CRN together, a
+//   repeated pattern once), none for ARRANGED; dated by the part of term: S1 13 May–7 Jun 2024, S2 17 Jun–9 Aug,
+//   S2A 17 Jun–12 Jul, S2B 15 Jul–9 Aug, the others the whole summer (no dates);
+// - instructor: the first listed; location: room and building.
+const { readFileSync } = require('node:fs');
+const { resolve } = require('node:path');
+const { parse } = require('csv-parse/sync');
+const { stringify } = require('csv-stringify/sync');
+
+const SOURCE = resolve(__dirname, '../test/fixtures/uiuc-2024-summer-sections.csv');
+const DAYS = { M: 'MON', T: 'TUE', W: 'WED', R: 'THU', F: 'FRI', S: 'SAT', U: 'SUN' };
+const PARTS = {
+  S1: { from: '2024-05-13', until: '2024-06-07' },
+  S2: { from: '2024-06-17', until: '2024-08-09' },
+  S2A: { from: '2024-06-17', until: '2024-07-12' },
+  S2B: { from: '2024-07-15', until: '2024-08-09' },
+};
+const LECTURES = new Set(['LEC', 'LCD']);
+
+/** The catalog's sections, in the file's order of first appearance of each CRN. */
+function uiucCatalog(csv = readFileSync(SOURCE, 'utf8')) {
+  const sections = new Map();
+  for (const row of parse(csv, { columns: true, skip_empty_lines: true })) {
+    const section = sections.get(row.CRN) ?? sectionOf(row);
+    // Rows of one CRN repeat a pattern now and then (a room per row): one meeting each.
+    const known = new Set(section.meetings.map((m) => JSON.stringify(m)));
+    section.meetings.push(...meetingsOf(row).filter((m) => !known.has(JSON.stringify(m))));
+    sections.set(row.CRN, section);
+  }
+  return [...sections.values()];
+}
+
+function sectionOf(row) {
+  const credits = /(\d+)/.exec(row['Section Credit Hours'] || row['Credit Hours']);
+  const component =
+    row['Type Code']
+      .toUpperCase()
+      .replace(/[^A-Z0-9]/g, '')
+      .slice(0, 8) || 'LEC';
+  const location = [row.Room, row.Building].filter(Boolean).join(' ');
+  return {
+    ref: row.CRN,
+    title: decode(row.Name).slice(0, 200),
+    courseCode: `${row.Subject}${row.Number}`.replace(/[^A-Za-z0-9_.-]/g, '').slice(0, 32),
+    component,
+    credits: Math.min(30, credits ? Number(credits[1]) : 0),
+    capacity: LECTURES.has(component) ? 100 : 25,
+    meetings: [],
+    instructor: decode(row.Instructors.split(';')[0] ?? '').slice(0, 100) || null,
+    location: location.slice(0, 100) || null,
+  };
+}
+
+function meetingsOf(row) {
+  const start = time24(row['Start Time']);
+  const end = time24(row['End Time']);
+  if (!start || !end || start >= end) return [];
+  const dates = PARTS[row['Part of Term']] ?? {};
+  return [...row['Days of Week']]
+    .filter((d) => DAYS[d])
+    .map((d) => ({ day: DAYS[d], start, end, ...dates }));
+}
+
+/** `12:30 PM` as `12:30`, `09:00 AM` as `09:00`; null for ARRANGED. */
+function time24(text) {
+  const m = /^(\d{1,2}):(\d{2}) (AM|PM)$/.exec(text.trim());
+  if (!m) return null;
+  const hour = (Number(m[1]) % 12) + (m[3] === 'PM' ? 12 : 0);
+  return `${String(hour).padStart(2, '0')}:${m[2]}`;
+}
+
+function decode(text) {
+  return text
+    .replace(/&amp;/g, '&')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>');
+}
+
+/** The sections as the catalog's CSV (API.md v4 columns; dates written FROM..UNTIL). */
+function catalogCsv(sections) {
+  const meetingText = (m) =>
+    `${m.day} ${m.start}-${m.end}${m.from || m.until ? ` ${m.from ?? ''}..${m.until ?? ''}` : ''}`;
+  return stringify(
+    sections.map((s) => ({ ...s, meetings: s.meetings.map(meetingText).join('; ') })),
+    {
+      header: true,
+      columns: ['ref', 'title', 'courseCode', 'component', 'credits', 'capacity', 'meetings', 'instructor', 'location'], // prettier-ignore
+      record_delimiter: 'windows',
+    },
+  );
+}
+
+module.exports = { uiucCatalog, catalogCsv };
+
+if (require.main === module) {
+  const sections = uiucCatalog();
+  process.stdout.write(
+    process.argv.includes('--json') ? JSON.stringify({ sections }) : catalogCsv(sections),
+  );
+}
