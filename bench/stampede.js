@@ -4,6 +4,7 @@
 //   npm run bench -- [--students 5000] [--seats 500] [--mode pubsub,keyspace,cron] [--json FILE]
 //   npm run bench -- --term [--term-students 5000]   (a whole term's registration morning alone)
 //   npm run bench -- --hot-path [--hot-requests 20000]  (first joins and status reads alone)
+//   npm run bench -- --catalog [--catalog-sections 10000]  (a term's catalog imported alone)
 // With several modes, the stampede runs once per mode and the table compares them.
 // Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
 // This file orchestrates: the settings are lib/run-config.js, the scenarios scenarios/, the
@@ -26,10 +27,12 @@ const { snapshotNodeArgs } = require('./lib/service-memory');
 const { startNodeArgs } = require('./lib/start-command');
 const { hotPath } = require('./scenarios/hot-path');
 const { hotPathTable } = require('./lib/hot-path-report');
+const { catalogImport } = require('./scenarios/catalog-import');
+const { catalogTable } = require('./lib/catalog-report');
 const { joinFloor, pgbench, directPeer } = require('./references');
 const {
   ROOT, opt, STUDENTS, SEATS, CONNECTIONS, MODES, MODE, CLIENTS, PG_SERVER, CLUSTER_DIR,
-  REDIS_URL, REDIS_ENV, DB, DB_URL, PREFIX, SECRET, token, log,
+  REDIS_URL, REDIS_ENV, DB, DB_URL, PREFIX, SECRET, token, log, CATALOG_SECTIONS,
 } = require('./lib/run-config'); // prettier-ignore
 
 /** The service as `npm start` runs it, on its own database and Redis key prefix. */
@@ -76,6 +79,7 @@ async function main() {
   if (opt.prequeue) return preQueueMain();
   if (opt.term) return termMain();
   if (opt['hot-path']) return hotPathMain();
+  if (opt.catalog) return catalogMain();
   // keyspace mode turns on Redis's expiry events server-wide; put the setting back at the end.
   const keyspaceEvents = await stores.redisConfig(REDIS_URL, 'notify-keyspace-events');
   const results = {
@@ -123,6 +127,10 @@ async function main() {
   results.term = await withService(MODE, (api, admin) =>
     termMorning(api, admin, { students: termStudents }),
   );
+  log('the catalog: a term of sections imported in one request');
+  results.catalog = await withService(MODE, (api, admin) =>
+    catalogImport(api, admin, { sections: CATALOG_SECTIONS }),
+  );
   log(
     'hot path: first joins and status reads, service, floor and quiet service in turns, then a profile',
   );
@@ -141,9 +149,10 @@ async function main() {
   const report = markdown(results);
   const term = termTable(results.term, results.pgbench.available ? results.pgbench.best : null);
   const hotTable = hotPathTable(results.hotPath);
-  process.stdout.write(`${report.table}\n\n${term.table}\n\n${hotTable.table}\n`);
-  const ratios = { ...report.ratios, ...term.ratios, ...hotTable.ratios };
-  const ok = report.ok && term.ok && hotTable.ok;
+  const catalog = catalogTable(results.catalog);
+  process.stdout.write(`${report.table}\n\n${term.table}\n\n${hotTable.table}\n\n${catalog.table}\n`); // prettier-ignore
+  const ratios = { ...report.ratios, ...term.ratios, ...hotTable.ratios, ...catalog.ratios };
+  const ok = report.ok && term.ok && hotTable.ok && catalog.ok;
   if (opt.json) writeFileSync(opt.json, JSON.stringify({ ...results, ratios, ok }, null, 2));
   if (!ok) {
     log('an invariant check failed');
@@ -190,6 +199,19 @@ async function preQueueMain() {
     log(`pre-queue joins refused or students missing from the draw: ${JSON.stringify(bad)}`);
     process.exitCode = 1;
   }
+}
+
+/** `--catalog`: a term's catalog imported alone (10,000 sections unless --catalog-sections). */
+async function catalogMain() {
+  const result = await withService(MODE, (api, admin) =>
+    catalogImport(api, admin, { sections: CATALOG_SECTIONS }),
+  );
+  await stores.dropDatabase(PG_SERVER, DB);
+  await stores.deleteRedisPrefix(REDIS_URL, PREFIX);
+  const { table, ok } = catalogTable(result);
+  process.stdout.write(`${table}\n`);
+  if (opt.json) writeFileSync(opt.json, JSON.stringify({ catalog: result }, null, 2));
+  if (!ok) process.exitCode = 1;
 }
 
 /** `--term`: a whole term's registration morning (5,000 students unless --term-students). */

@@ -71,6 +71,12 @@ class HttpClient {
       }
     });
   }
+  /** One request with a body of any type, outside the bound; { status, text }. */
+  async requestRaw(method, path, token, { contentType, body }) {
+    const headers = { authorization: `Bearer ${token}`, 'content-type': contentType };
+    const res = await this.pool.request({ method, path, headers, body });
+    return { status: res.statusCode, text: await res.body.text() };
+  }
   close() {
     return Promise.all([this.pool.close(), this.enrollPool.close()]);
   }

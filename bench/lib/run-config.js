@@ -27,10 +27,20 @@ const { values: opt } = parseArgs({
     'term-students': { type: 'string' },
     'hot-path': { type: 'boolean', default: false },
     'hot-requests': { type: 'string' },
+    catalog: { type: 'boolean', default: false },
+    'catalog-sections': { type: 'string', default: '10000' },
   },
 });
 const STUDENTS = Number(opt.students);
 const SEATS = Number(opt.seats);
+const CATALOG_SECTIONS = Number(opt['catalog-sections']);
+if (!(
+  Number.isSafeInteger(CATALOG_SECTIONS) &&
+  CATALOG_SECTIONS > 0 &&
+  CATALOG_SECTIONS <= 20_000
+)) {
+  throw new Error('--catalog-sections must be an integer from 1 to 20,000');
+}
 const CONNECTIONS = Number(opt.connections);
 // One mode, or several to compare side by side; the first is the headline (the default mode).
 const MODES = opt.mode.split(',');
@@ -81,5 +91,5 @@ const WARM_UP_REQUESTS = 1000;
 module.exports = {
   ROOT, opt, STUDENTS, SEATS, CONNECTIONS, MODES, MODE, CLIENTS, PG_SERVER, CLUSTER_DIR,
   CLUSTER_SEEDS, REDIS_URL, REDIS_ENV, DB, DB_URL, PREFIX, SECRET, STAMPEDE_TIMEOUT_MS,
-  WARM_UP_REQUESTS, token, log,
+  WARM_UP_REQUESTS, CATALOG_SECTIONS, token, log,
 }; // prettier-ignore

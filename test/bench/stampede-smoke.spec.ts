@@ -22,6 +22,8 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
         'pubsub,cron',
         '--pgbench-seconds',
         '1',
+        '--catalog-sections',
+        '300',
         '--json',
         out,
       ],
@@ -82,6 +84,9 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
     expect(r.hotRules).toMatchObject({ holding: true, enrolled: 300, invariants: { oversold: 0 } });
     expect(run.stdout).toContain('students holding 4–5 lectures of the term');
     expect(r.peer.oversold).toBe(0);
+    // The catalog: every section imported in one request, then the same file unchanged.
+    expect(r.catalog).toMatchObject({ sections: 300, created: 300, lectures: 300, unchanged: 300 }); // prettier-ignore
+    expect(run.stdout).toContain('| the same file again (s) |');
     expect(r.hotPath).toMatchObject({ requests: 1200, joins: { ok: 1200 }, reads: { ok: 1200 } });
     for (const ratio of [r.ratios.hotJoinsVsFloor, r.ratios.hotReadsVsFloor]) {
       expect(ratio).toBeGreaterThan(0);
