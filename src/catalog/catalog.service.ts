@@ -43,6 +43,8 @@ export interface ImportReport {
 export class CatalogService implements OnModuleDestroy {
   /** Set on shutdown: the draws and admissions still to tell are left to the intervals. */
   private stopping = false;
+  /** The imports' draws and admissions being told now (awaited on shutdown). */
+  private readonly telling = new Set<Promise<void>>();
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -51,8 +53,10 @@ export class CatalogService implements OnModuleDestroy {
     private readonly events: LectureEvents,
   ) {}
 
-  onModuleDestroy(): void {
+  /** The batch in flight finishes before PostgreSQL and Redis close; the rest is left. */
+  async onModuleDestroy(): Promise<void> {
     this.stopping = true;
+    await Promise.all(this.telling);
   }
 
   async import(term: string, input: CatalogInput, dryRun: boolean): Promise<ImportReport> {
@@ -144,7 +148,9 @@ export class CatalogService implements OnModuleDestroy {
       const batch = lectures.slice(i, i + ANNOUNCE_AT_ONCE);
       await Promise.all(batch.map((l) => this.facts.publish(factsOf(l)))); // never throws
     }
-    void this.tellChanged(lectures.map((l) => l.id));
+    const telling = this.tellChanged(lectures.map((l) => l.id));
+    this.telling.add(telling);
+    void telling.finally(() => this.telling.delete(telling));
   }
 
   private async tellChanged(ids: number[]): Promise<void> {
