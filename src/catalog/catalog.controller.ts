@@ -1,5 +1,12 @@
 import { Controller, Get, Headers, Param, Put, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'csv-stringify/sync';
 import { Roles } from '../auth/roles.decorator';
@@ -52,6 +59,7 @@ export class CatalogController {
   @ApiProduces('application/json', 'text/csv')
   @ApiErrors('FORBIDDEN')
   @ApiOperation({ summary: "A term's catalog, JSON or (Accept: text/csv) CSV" })
+  @ApiOkResponse({ type: CatalogBody })
   @Get('terms/:term/catalog')
   @Roles('admin')
   async export(
@@ -69,6 +77,7 @@ export class CatalogController {
   @ApiProduces('application/json', 'text/csv')
   @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND')
   @ApiOperation({ summary: "A lecture's roster, JSON or (Accept: text/csv) CSV" })
+  @ApiOkResponse({ type: RosterView })
   @Get('lectures/:id/roster')
   @Roles('admin')
   async roster(

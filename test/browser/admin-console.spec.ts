@@ -1,6 +1,6 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { eventually } from '../helpers/api';
 import { connectBrowser } from '../helpers/browser';
@@ -148,5 +148,42 @@ describe('Admin console (GET /admin)', () => {
     expect(await ctx.sql('SELECT max_credits FROM student_term WHERE student_id = $1', ['overloader'])).toEqual([{ max_credits: 24 }]); // prettier-ignore
     await limits.getByRole('button', { name: "Remove the student's own limit" }).click();
     await page.getByTestId('limit-status').getByText("overloader has the term's limit again: 15 credits.").waitFor(); // prettier-ignore
+  });
+
+  it("imports a term's catalog from a CSV file — checked first, every bad row shown, then imported — and shows a lecture's roster", async () => {
+    const form = page.getByTestId('catalog-form');
+    const header = 'ref,title,courseCode,component,credits,capacity,meetings';
+    const file = (name: string, rows: string[]) => ({ name, mimeType: 'text/csv', buffer: Buffer.from([header, ...rows].join('\r\n')) }); // prettier-ignore
+    await form.getByLabel('Term', { exact: true }).fill('2027-fall');
+    await form.getByLabel('CSV file').setInputFiles(file('bad.csv', ['F1,Algebra,MATH101,LEC,3,40,MON 09:00-10:00', 'F2,Algebra lab,MATH101L,LAB,1,20,Monday 9am', 'F3,,MATH102,LEC,3,0,'])); // prettier-ignore
+    await form.getByRole('button', { name: 'Check the file' }).click();
+    const errors = page.getByTestId('catalog-errors');
+    await errors.waitFor();
+    expect(await errors.locator('tbody tr').allInnerTexts()).toEqual([
+      expect.stringMatching(/^2\tF2\tmeetings\tmeetings\[0\] must be written DAY HH:MM-HH:MM/),
+      expect.stringMatching(/^3\tF3\tcapacity\tcapacity must not be less than 1/),
+    ]);
+    expect(await form.getByRole('button', { name: 'Import' }).isDisabled()).toBe(true);
+    // As a registrar on a phone sees it, too.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await form.screenshot({ path: join(dirname(CONSOLE_SCREENSHOT), 'admin-catalog-errors-phone.png') }); // prettier-ignore
+    await page.setViewportSize({ width: 1200, height: 900 });
+    await form.screenshot({ path: join(dirname(CONSOLE_SCREENSHOT), 'admin-catalog-errors.png') }); // prettier-ignore
+    await form.getByLabel('CSV file').setInputFiles(file('fall.csv', ['F1,Algebra,MATH101,LEC,3,40,MON 09:00-10:00', 'F2,Algebra lab,MATH101L,LAB,1,20,TUE 13:00-15:00 2027-09-06..2027-10-22', 'F3,Geometry,MATH102,LEC,3,30,'])); // prettier-ignore
+    await form.getByRole('button', { name: 'Check the file' }).click();
+    await page.getByTestId('catalog-summary').getByText('The file is valid. Importing it would make 3 new, 0 changed, 0 unchanged; 0 of 2027-fall not in the file (left as they are).').waitFor(); // prettier-ignore
+    expect(await ctx.sql("SELECT 1 FROM lecture WHERE term = '2027-fall'")).toEqual([]);
+    await form.screenshot({ path: join(dirname(CONSOLE_SCREENSHOT), 'admin-catalog.png') });
+    await form.getByRole('button', { name: 'Import' }).click();
+    await page.getByTestId('catalog-summary').getByText('Imported: 3 new, 0 changed, 0 unchanged; 0 of 2027-fall not in the file (left as they are).').waitFor(); // prettier-ignore
+    const [lab] = await ctx.sql<{ id: number }>("SELECT id FROM lecture WHERE term = '2027-fall' AND ref = 'F2'"); // prettier-ignore
+    // A student takes a seat; the lecture's panel lists them.
+    await call(server.url, 'POST', `/lectures/${lab.id}/queue`, 'rosa');
+    await eventually(async () => (await call(server.url, 'POST', `/lectures/${lab.id}/enroll`, 'rosa')).status === 201, 10_000); // prettier-ignore
+    await page.locator(`#row-${lab.id} button.link`).click();
+    const roster = page.getByTestId(`roster-${lab.id}`);
+    await roster.getByText('Roster: 1 student').waitFor();
+    await roster.getByRole('cell', { name: 'rosa' }).waitFor();
+    await page.locator('#live').screenshot({ path: join(dirname(CONSOLE_SCREENSHOT), 'admin-roster.png') }); // prettier-ignore
   });
 });

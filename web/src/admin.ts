@@ -3,7 +3,9 @@ import { $, h } from './dom.js';
 import { clearError, showError } from './error-banner.js';
 import { when } from './format.js';
 import { clearFieldErrors, fillForm, readForm, showFieldError } from './lecture-form.js';
+import { wireCatalogImport } from './catalog-import.js';
 import { wireCreditLimits } from './credit-limits.js';
+import { rosterPanel } from './roster.js';
 import { LiveStats } from './live-stats.js';
 import { claims, forgetToken, readFragment, saveToken, useTokenKey } from './session.js';
 import { StatsChart } from './stats-chart.js';
@@ -35,6 +37,11 @@ function start(): void {
   });
   $('#new-lecture').addEventListener('click', () => edit(null));
   wireCreditLimits($('#limits-form') as HTMLFormElement, () => token);
+  wireCatalogImport(
+    $('#catalog-form') as HTMLFormElement,
+    () => token,
+    () => void refresh(),
+  );
   if (saved) void signIn(saved, lectureId);
   else $('#sign-in').hidden = false;
 }
@@ -131,6 +138,9 @@ function choose(l: Lecture): void {
     host,
   );
   panel.hidden = false;
+  void rosterPanel(token, l.id, l.title).then((roster) => {
+    if (chosen?.lecture.id === l.id) panel.append(roster);
+  });
   const chart = new StatsChart(host);
   const live = new LiveStats(token, l.id, {
     stats: (s) => {

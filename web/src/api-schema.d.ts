@@ -686,6 +686,18 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        RosterItem: {
+            studentId: string;
+            /** @description ISO 8601 */
+            enrolledAt: string;
+            /** @description the queue sequence number of the ticket consumed (null: unknown) */
+            queueSeq: number | null;
+            /** @description the secondary sections held with it (none yet) */
+            sections: number[];
+        };
+        RosterView: {
+            items: components["schemas"]["RosterItem"][];
+        };
         PlanWarning: {
             /**
              * @description TIME_CONFLICT (meetings overlap), SAME_COURSE (sections of one course), CREDIT_LIMIT
@@ -1900,8 +1912,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
-                    "text/csv": Record<string, never>;
+                    "application/json": components["schemas"]["CatalogBody"];
+                    "text/csv": components["schemas"]["CatalogBody"];
                 };
             };
             /** @description code: VALIDATION_FAILED */
@@ -2040,8 +2052,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
-                    "text/csv": Record<string, never>;
+                    "application/json": components["schemas"]["RosterView"];
+                    "text/csv": components["schemas"]["RosterView"];
                 };
             };
             /** @description code: VALIDATION_FAILED */

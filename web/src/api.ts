@@ -9,6 +9,8 @@ export class ApiError extends Error {
     readonly retryAfterSeconds?: number,
     /** TIME_CONFLICT, SAME_COURSE: the held lectures in the way */
     readonly conflictsWith: number[] = [],
+    /** an import's VALIDATION_FAILED: every refused section */
+    readonly errors: ImportError[] = [],
   ) {
     super(message);
   }
@@ -29,6 +31,10 @@ export type Timetable = Schemas['TimetableView'];
 export type TimetableItem = Schemas['TimetableItem'];
 export type Plan = Schemas['PlanView'];
 export type PlanQueueItem = Schemas['PlanQueueItem'];
+export type ImportReport = Schemas['ImportReportView'];
+export type RosterItem = Schemas['RosterItem'];
+/** One refused section of a catalog import. */
+export type ImportError = { row: number; ref: string | null; code: string; field: string | null; message: string }; // prettier-ignore
 
 /** One JSON call with the bearer token in its header (never in the URL), and a JSON body. */
 export async function call<T>(
@@ -37,18 +43,40 @@ export async function call<T>(
   path: string,
   body?: unknown,
 ): Promise<T> {
-  let res: Response;
   const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const json = body === undefined ? undefined : JSON.stringify(body);
+  return answerOf<T>(await reach(path, { method, headers, body: json }));
+}
+
+/** A CSV body sent (the catalog import), a JSON answer read; errors as `call`'s. */
+export async function sendCsv<T>(
+  token: string,
+  method: string,
+  path: string,
+  csv: string,
+): Promise<T> {
+  return answerOf<T>(
+    await reach(path, { method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'text/csv' }, body: csv }), // prettier-ignore
+  );
+}
+
+/** A CSV answer (`Accept: text/csv`): the catalog, a roster. */
+export async function fetchCsv(token: string, path: string): Promise<string> {
+  const res = await reach(path, { headers: { Authorization: `Bearer ${token}`, Accept: 'text/csv' } }); // prettier-ignore
+  if (!res.ok) throw toError(res, await res.json().catch(() => ({})));
+  return res.text();
+}
+
+async function reach(path: string, init: RequestInit): Promise<Response> {
   try {
-    res = await fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    return await fetch(path, init);
   } catch {
     throw new ApiError(0, 'NETWORK', 'the service cannot be reached');
   }
+}
+
+async function answerOf<T>(res: Response): Promise<T> {
   if (res.status === 204) return undefined as T;
   const answer = await res.json().catch(() => ({}));
   if (!res.ok) throw toError(res, answer);
@@ -57,7 +85,7 @@ export async function call<T>(
 
 export function toError(
   res: Response,
-  body: { code?: string; message?: string; conflictsWith?: number[] },
+  body: { code?: string; message?: string; conflictsWith?: number[]; errors?: ImportError[] },
 ): ApiError {
   const retry = Number(res.headers.get('Retry-After'));
   // No contract code (a proxy's error page, a 204 where JSON was due): unknown, and said so —
@@ -68,5 +96,6 @@ export function toError(
     body.message ?? `HTTP ${res.status} ${res.statusText}`.trim(),
     Number.isFinite(retry) && retry > 0 ? retry : undefined,
     Array.isArray(body.conflictsWith) ? body.conflictsWith : [],
+    Array.isArray(body.errors) ? body.errors : [],
   );
 }
