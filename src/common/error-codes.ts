@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import { RULE_CODES, RuleCode } from '../rules';
 
 /** Every error code of API.md, with its HTTP status. NOT_FOUND (unknown route) is ours. */
 export const ERROR_STATUS = {
@@ -12,9 +13,6 @@ export const ERROR_STATUS = {
   NO_TICKET: 403,
   NOT_ENROLLED: 404,
   CAPACITY_BELOW_ENROLLED: 409,
-  CREDIT_LIMIT: 409,
-  TIME_CONFLICT: 409,
-  SAME_COURSE: 409,
   HAS_ENROLLMENTS: 409,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
@@ -22,6 +20,8 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   INTERNAL: 500,
+  // The term's rules (src/rules/): each a 409.
+  ...(Object.fromEntries(RULE_CODES.map((code) => [code, 409])) as Record<RuleCode, 409>),
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

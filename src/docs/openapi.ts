@@ -6,6 +6,7 @@ import type {
   ParameterObject,
   SchemaObject,
 } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { RULES } from '../rules';
 
 /**
  * GET /docs (browsable) and GET /docs-json: the OpenAPI description, generated from the
@@ -30,9 +31,8 @@ export function setupOpenApi(app: INestApplication): void {
         'GET /lectures/{id}/draw answers 409 NOT_OPEN until then. Where the contract is silent: a draw runs for every lecture ' +
         '(with nobody pre-queued it reveals the seed and draws no one), an opensAt moved later after the draw opens no new pre-queue, ' +
         "and GET /lectures/{id}/admissions pages by `after` (the previous page's `next`) with `limit` 1–1000, default 100. " +
-        'Terms (v3): enroll checks, in the seat transaction and only while a seat is free (FULL first), SAME_COURSE, ' +
-        'TIME_CONFLICT (meetings overlap when on one day, [start, end) intersect and their dates intersect) and CREDIT_LIMIT, keeping the ticket on ' +
-        'those refusals. Where the contract is silent: a rule answers only while a seat was free for that student in the batch; ' +
+        `Terms (v3): enroll checks, in the seat transaction and only while a seat is free (FULL first), ${RULES.map((r) => r.describe).join(', ')}, ` +
+        'keeping the ticket on those refusals. Where the contract is silent: a rule answers only while a seat was free for that student in the batch; ' +
         'a swap into a lecture already held answers ALREADY_ENROLLED and changes nothing; a swap refused FULL ends the ticket as ' +
         'a plain FULL does; meetings in another order are the same value for HAS_ENROLLMENTS; DELETE ' +
         '/terms/{term}/students/{studentId} answers 204 also when no own limit was set. ' +

@@ -1,6 +1,6 @@
 import { escapeLiteral } from 'pg';
 import { LectureFacts, factsOf } from '../lectures/lecture-facts';
-import { creditLimitSql } from '../terms/credit-limit';
+import { RULE_COLUMNS, RuleCode, ruleLooksSql, ruleOf, ruleRefusalSql } from '../rules';
 
 export interface EnrollRequest {
   studentId: string;
@@ -14,23 +14,18 @@ export interface EnrollRequest {
   queueSeq: number | null;
 }
 
-/** The term rules, in the order they are checked (the first that applies answers). */
-export type RuleRefusal = 'SAME_COURSE' | 'TIME_CONFLICT' | 'CREDIT_LIMIT';
-
-/** What a rule refusal tells the student. */
+/** What a rule's refusal tells the student (src/rules/). */
 export interface RefusalDetail {
-  /** SAME_COURSE, TIME_CONFLICT: the held lectures in the way (empty for CREDIT_LIMIT) */
-  conflictsWith: number[];
-  heldCredits: number;
-  lectureCredits: number;
-  maxCredits: number;
+  /** the held lectures in the way, for the rules that name them (null: the rule names none) */
+  conflictsWith: number[] | null;
+  message: string;
 }
 
 /** Every outcome carries the lecture as the transaction left it, to record in Redis. */
 export type EnrollOutcome =
   | { kind: 'ENROLLED' | 'ALREADY_ENROLLED'; enrolledAt: Date; lecture: LectureFacts }
   | { kind: 'FULL' | 'CLOSED' | 'NOT_OPEN'; lecture: LectureFacts }
-  | ({ kind: RuleRefusal; lecture: LectureFacts } & RefusalDetail)
+  | ({ kind: RuleCode; lecture: LectureFacts } & RefusalDetail)
   | { kind: 'NOT_FOUND' | 'TOO_LATE' };
 
 export const LECTURE_COLUMNS = `id, version, capacity, seats_left AS "seatsLeft", opens_at AS "opensAt",
@@ -59,8 +54,8 @@ export function lockStudentsSql(lectureId: number, studentIds: string[]): string
 /**
  * The one statement that takes seats for students of one lecture, under its row lock and their
  * student rows' locks. In batch order, each student without a row is checked against the term's
- * rules (another section of the course held; a held meeting overlapping; the credits over the
- * limit in force); those who pass take seats while seats last and the window is open. A refused
+ * rules (src/rules/, in their order); those who pass take seats while seats last and the window
+ * is open. A refused
  * student hears the rule only while a seat was free for them (FULL comes first). The unique
  * index and the exclusion constraint behind the inserts refuse whatever this check missed.
  */
@@ -87,22 +82,11 @@ export function enrollStatementSql(
               -- under the student's lock, by PostgreSQL's clock: a hold recovery that settled
               -- this student took the same lock after this deadline (src/holds/)
               clock_timestamp() < to_timestamp(r.deadline / 1000.0) AS on_time,
-              CASE WHEN c.same_course IS NOT NULL THEN 'SAME_COURSE'
-                   WHEN c.clashes IS NOT NULL THEN 'TIME_CONFLICT'
-                   WHEN c.held_credits + l.credits > c.max_credits THEN 'CREDIT_LIMIT' END AS refusal
+              ${ruleRefusalSql} AS refusal
          FROM req r CROSS JOIN lec l
          JOIN student_term st ON st.student_id = r.student_id AND st.term = l.term
          CROSS JOIN LATERAL (SELECT
-           (SELECT array_agg(e.lecture_id ORDER BY e.lecture_id) FROM enrollment e
-             WHERE e.student_id = r.student_id AND e.term = l.term AND e.course_code = l.course_code
-               AND e.lecture_id <> ${id}) AS same_course,
-           (SELECT array_agg(DISTINCT s.lecture_id ORDER BY s.lecture_id)
-              FROM unnest(l.meeting_ranges, l.meeting_dates) m (slot, dates)
-              JOIN enrollment_slot s ON s.student_term_id = st.id AND s.slot && m.slot
-                                    AND s.dates && m.dates AND s.lecture_id <> ${id}) AS clashes,
-           (SELECT coalesce(sum(e.credits), 0)::int FROM enrollment e
-             WHERE e.student_id = r.student_id AND e.term = l.term) AS held_credits,
-           ${creditLimitSql('r.student_id', 'l.term', maxCredits)} AS max_credits
+           ${ruleLooksSql({ lectureId: String(id), studentId: 'r.student_id', studentTermId: 'st.id', maxCredits })}
            OFFSET 0) c -- a fence: each look runs once per student, not once per use below
         WHERE r.student_id NOT IN (SELECT student_id FROM had)),
      ranked AS (
@@ -125,8 +109,8 @@ export function enrollStatementSql(
        SELECT ${id}, w.student_id, l.term, w.student_term_id, m.slot, m.dates
          FROM winners w, lec l, unnest(l.meeting_ranges, l.meeting_dates) m (slot, dates))
      SELECT r.student_id, i.enrolled_at AS won_at, h.enrolled_at AS had_at, l.opened, l.closed,
-            rk.on_time, rk.refusal, rk.n < l.seats_left AS seat_free, rk.same_course, rk.clashes, rk.held_credits,
-            rk.max_credits, l.credits AS lecture_credits,
+            rk.on_time, rk.refusal, rk.n < l.seats_left AS seat_free,
+            ${RULE_COLUMNS.map((c) => `rk.${c}`).join(', ')}, l.credits AS lecture_credits,
             l.id, coalesce(t.version, l.version) AS version, l.capacity,
             coalesce(t.seats_left, l.seats_left) AS "seatsLeft", l.opens_at AS "opensAt",
             l.closes_at AS "closesAt", l.batch_size AS "batchSize",
@@ -139,6 +123,10 @@ export function enrollStatementSql(
        LEFT JOIN taken t ON true`;
 }
 
+/** A rule's refusal (and no other outcome). */
+export const isRefusal = (o: EnrollOutcome): o is Extract<EnrollOutcome, RefusalDetail> =>
+  'message' in o;
+
 /** One row of the statement above as the student's outcome. */
 export function outcomeOf(r: Record<string, unknown>): EnrollOutcome {
   const lecture = factsOf(r as unknown as Parameters<typeof factsOf>[0]);
@@ -150,14 +138,8 @@ export function outcomeOf(r: Record<string, unknown>): EnrollOutcome {
   // Late: recovery may have settled the hold; not judged on the rules, so not refused by them.
   if (r.on_time === false) return { kind: 'TOO_LATE' };
   if (r.refusal) {
-    return {
-      kind: r.refusal as RuleRefusal,
-      lecture,
-      conflictsWith: ((r.same_course ?? r.clashes ?? []) as number[]).map(Number),
-      heldCredits: Number(r.held_credits),
-      lectureCredits: Number(r.lecture_credits),
-      maxCredits: Number(r.max_credits),
-    };
+    const rule = ruleOf(r.refusal as RuleCode);
+    return { kind: rule.code, lecture, conflictsWith: rule.conflictsWith(r), message: rule.message(r) }; // prettier-ignore
   }
   return { kind: 'FULL', lecture };
 }

@@ -12,6 +12,7 @@ import {
 import { IsInt, Max, Min } from 'class-validator';
 import { IsOmittable } from '../common/validators';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { RULES, RULE_CODES } from '../rules';
 import { ApiErrors } from '../docs/api-errors.decorator';
 import type { FastifyReply } from 'fastify';
 import { AuthUser, CurrentUser } from '../auth/current-user.decorator';
@@ -43,9 +44,7 @@ export class EnrollController {
     'NOT_OPEN',
     'FULL',
     'CLOSED',
-    'SAME_COURSE',
-    'TIME_CONFLICT',
-    'CREDIT_LIMIT',
+    ...RULE_CODES,
     'NOT_ENROLLED',
     'RATE_LIMITED',
   )
@@ -53,9 +52,8 @@ export class EnrollController {
     summary: 'Enroll with an admission ticket (or swap a held lecture for this one)',
     description:
       'After the ticket and window checks, and only while a seat is free (FULL first), the ' +
-      "term's rules refuse in this order: SAME_COURSE (another section of the course held), " +
-      'TIME_CONFLICT (a meeting overlaps a held one; both add conflictsWith), CREDIT_LIMIT. ' +
-      'On those refusals the ticket is kept with its remaining lifetime. With swapFrom, the seat ' +
+      `term's rules refuse in this order: ${RULES.map((r) => r.describe).join(', ')}; those that ` +
+      'name held lectures in the way add conflictsWith. On those refusals the ticket is kept with its remaining lifetime. With swapFrom, the seat ' +
       'there is given up in the same transaction: both or neither, and its seat goes to the next ' +
       'student of its queue. NOT_ENROLLED: no seat in swapFrom; VALIDATION_FAILED: swapFrom is this ' +
       'lecture or in another term.',

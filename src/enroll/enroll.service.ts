@@ -7,7 +7,7 @@ import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
 import { EnrollBatcher } from './enroll-batcher';
-import { EnrollOutcome, RefusalDetail, RuleRefusal } from './enroll-statement';
+import { EnrollOutcome, isRefusal } from './enroll-statement';
 import { SeatTransactions } from './seat.transactions';
 
 export class MyEnrollment {
@@ -114,6 +114,15 @@ export class EnrollService {
   /** The answer to one seat transaction's outcome, the ticket's fate settled first. */
   private async answer(hold: Hold, outcome: EnrollOutcome): Promise<Answer> {
     const { lectureId } = hold;
+    if (isRefusal(outcome)) {
+      // A rule refused: the student may drop or swap and come back without queueing again.
+      const kept = await this.holds.giveBack(hold);
+      const ticket = kept
+        ? `your ticket is kept until ${new Date(Date.now() + hold.msLeft).toISOString()}`
+        : `your ticket is given back within ${this.holds.holdMs / 1000} s`;
+      const extra = outcome.conflictsWith ? { conflictsWith: outcome.conflictsWith } : {};
+      throw new AppError(outcome.kind, `${outcome.message}; ${ticket}`, {}, extra);
+    }
     switch (outcome.kind) {
       case 'ENROLLED':
       case 'ALREADY_ENROLLED': {
@@ -132,17 +141,6 @@ export class EnrollService {
         // The admin moved the window after this admission: not the student's doing.
         await this.holds.giveBack(hold);
         throw new AppError('NOT_OPEN', 'enrollment has not opened yet');
-      case 'SAME_COURSE':
-      case 'TIME_CONFLICT':
-      case 'CREDIT_LIMIT': {
-        // The student may drop or swap and come back without queueing again.
-        const kept = await this.holds.giveBack(hold);
-        const ticket = kept
-          ? `your ticket is kept until ${new Date(Date.now() + hold.msLeft).toISOString()}`
-          : `your ticket is given back within ${this.holds.holdMs / 1000} s`;
-        const extra = outcome.kind === 'CREDIT_LIMIT' ? {} : { conflictsWith: outcome.conflictsWith }; // prettier-ignore
-        throw new AppError(outcome.kind, `${refusalText(outcome.kind, outcome)}; ${ticket}`, {}, extra); // prettier-ignore
-      }
       case 'TOO_LATE':
         throw await this.unavailable(hold, 'the enrollment waited too long');
       case 'NOT_FOUND':
@@ -202,19 +200,6 @@ export class EnrollService {
 
 const otherTerm = (swapFrom: number) =>
   new AppError('VALIDATION_FAILED', `swapFrom: lecture ${swapFrom} is in another term`);
-
-function refusalText(kind: RuleRefusal, d: RefusalDetail): string {
-  const ids = d.conflictsWith.join(', ');
-  const s = d.conflictsWith.length === 1 ? '' : 's';
-  switch (kind) {
-    case 'SAME_COURSE':
-      return `you already hold another section of this course in the term (lecture${s} ${ids})`;
-    case 'TIME_CONFLICT':
-      return `a meeting overlaps one of lecture${s} ${ids}, which you hold in the term`;
-    case 'CREDIT_LIMIT':
-      return `you hold ${d.heldCredits} credits in the term; this lecture's ${d.lectureCredits} would exceed your limit of ${d.maxCredits}`; // prettier-ignore
-  }
-}
 
 function view(
   status: EnrollView['status'],

@@ -1,3 +1,5 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { RULE_CODES, RuleCode } from '../rules';
 import { ArrayMaxSize, ArrayUnique, IsArray, IsInt, IsPositive } from 'class-validator';
 import { ErrorBody } from '../common/error-codes';
 import { QueueStatusView } from '../queue/queue-status.view';
@@ -15,8 +17,9 @@ export class PlanDto {
 }
 
 export class PlanWarning {
-  /** TIME_CONFLICT (meetings overlap), SAME_COURSE (sections of one course), CREDIT_LIMIT */
-  code: 'TIME_CONFLICT' | 'SAME_COURSE' | 'CREDIT_LIMIT';
+  /** the rule enroll would refuse with: SAME_COURSE, TIME_CONFLICT, CREDIT_LIMIT */
+  @ApiProperty({ enum: RULE_CODES })
+  code: RuleCode;
   /** the planned lectures it concerns; for CREDIT_LIMIT, those past the limit in plan order */
   lectureIds: number[];
 }

@@ -49,8 +49,9 @@ describe('The plan and joining it all (API.md v3, registration morning)', () => 
       credits: 11,
       maxCredits: 9,
       warnings: [
-        { code: 'TIME_CONFLICT', lectureIds: [c.id, a.id] },
+        // In the order enroll judges the rules.
         { code: 'SAME_COURSE', lectureIds: [a.id, b.id] },
+        { code: 'TIME_CONFLICT', lectureIds: [c.id, a.id] },
         { code: 'CREDIT_LIMIT', lectureIds: [d.id] },
       ],
     });

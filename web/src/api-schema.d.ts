@@ -302,7 +302,7 @@ export interface paths {
         put?: never;
         /**
          * Enroll with an admission ticket (or swap a held lecture for this one)
-         * @description After the ticket and window checks, and only while a seat is free (FULL first), the term's rules refuse in this order: SAME_COURSE (another section of the course held), TIME_CONFLICT (a meeting overlaps a held one; both add conflictsWith), CREDIT_LIMIT. On those refusals the ticket is kept with its remaining lifetime. With swapFrom, the seat there is given up in the same transaction: both or neither, and its seat goes to the next student of its queue. NOT_ENROLLED: no seat in swapFrom; VALIDATION_FAILED: swapFrom is this lecture or in another term.
+         * @description After the ticket and window checks, and only while a seat is free (FULL first), the term's rules refuse in this order: SAME_COURSE (another section of the course held), TIME_CONFLICT (a meeting overlaps a held one: on one day, [start, end) and the dates intersect), CREDIT_LIMIT (the lecture's credits would take the student over their limit); those that name held lectures in the way add conflictsWith. On those refusals the ticket is kept with its remaining lifetime. With swapFrom, the seat there is given up in the same transaction: both or neither, and its seat goes to the next student of its queue. NOT_ENROLLED: no seat in swapFrom; VALIDATION_FAILED: swapFrom is this lecture or in another term.
          */
         post: operations["EnrollController_enroll"];
         /** Give the seat back */
@@ -431,7 +431,7 @@ export interface components {
              * @example FULL
              * @enum {string}
              */
-            code: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_FAILED" | "LECTURE_NOT_FOUND" | "NOT_OPEN" | "CLOSED" | "FULL" | "NO_TICKET" | "NOT_ENROLLED" | "CAPACITY_BELOW_ENROLLED" | "CREDIT_LIMIT" | "TIME_CONFLICT" | "SAME_COURSE" | "HAS_ENROLLMENTS" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "UNAVAILABLE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "INTERNAL";
+            code: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_FAILED" | "LECTURE_NOT_FOUND" | "NOT_OPEN" | "CLOSED" | "FULL" | "NO_TICKET" | "NOT_ENROLLED" | "CAPACITY_BELOW_ENROLLED" | "HAS_ENROLLMENTS" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "UNAVAILABLE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "INTERNAL" | "SAME_COURSE" | "TIME_CONFLICT" | "CREDIT_LIMIT";
             /** @example no seat is left */
             message: string;
             /** @description TIME_CONFLICT and SAME_COURSE: the lectures you hold that are in the way */
@@ -700,10 +700,10 @@ export interface components {
         };
         PlanWarning: {
             /**
-             * @description TIME_CONFLICT (meetings overlap), SAME_COURSE (sections of one course), CREDIT_LIMIT
+             * @description the rule the plan would run into (src/rules/): SAME_COURSE, TIME_CONFLICT, CREDIT_LIMIT
              * @enum {string}
              */
-            code: "CREDIT_LIMIT" | "TIME_CONFLICT" | "SAME_COURSE";
+            code: "SAME_COURSE" | "TIME_CONFLICT" | "CREDIT_LIMIT";
             /** @description the planned lectures it concerns; for CREDIT_LIMIT, those past the limit in plan order */
             lectureIds: number[];
         };

@@ -38,11 +38,16 @@ const IN_LINE = new Set(['WAITING', 'ADMITTED', 'PRE_QUEUED']);
 const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 
 type Meeting = Lecture['meetings'][number];
+/** As the service judges it: one day, [start, end) intersecting, and the dates too (v4). */
 const overlap = (a: Meeting[], b: Meeting[]) =>
   a.some((m) =>
     b.some(
       (n) =>
-        m.day === n.day && minutes(m.start) < minutes(n.end) && minutes(n.start) < minutes(m.end),
+        m.day === n.day &&
+        minutes(m.start) < minutes(n.end) &&
+        minutes(n.start) < minutes(m.end) &&
+        (m.from ?? '') <= (n.until ?? '9999-12-31') &&
+        (n.from ?? '') <= (m.until ?? '9999-12-31'),
     ),
   );
 

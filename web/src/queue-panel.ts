@@ -208,12 +208,13 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
 function refusalNotice(s: PanelState, act: PanelActions): HTMLElement {
   const r = s.refusal!;
   const names = r.conflicts.map((c) => c.title).join(', ');
-  const why =
-    r.code === 'CREDIT_LIMIT'
-      ? `${MESSAGES.CREDIT_LIMIT} Drop a lecture from your timetable, then enroll again.`
-      : r.code === 'SAME_COURSE'
-        ? `You already hold another section of this course: ${names}.`
-        : `This lecture meets at the same time as ${names}, which you hold.`;
+  const words: Record<string, string> = {
+    CREDIT_LIMIT: `${MESSAGES.CREDIT_LIMIT} Drop a lecture from your timetable, then enroll again.`,
+    SAME_COURSE: `You already hold another section of this course: ${names}.`,
+    TIME_CONFLICT: `This lecture meets at the same time as ${names}, which you hold.`,
+  };
+  // A rule the page has no words of its own for is told in the service's (never another's).
+  const why = words[r.code] ?? `${r.message.replace(/;.*$/, '')}.`;
   const one = r.conflicts.length === 1 ? r.conflicts[0] : null;
   return h(
     'div',
