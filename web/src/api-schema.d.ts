@@ -700,7 +700,7 @@ export interface components {
         };
         PlanWarning: {
             /**
-             * @description the rule the plan would run into (src/rules/): SAME_COURSE, TIME_CONFLICT, CREDIT_LIMIT
+             * @description the rule enroll would refuse with: SAME_COURSE, TIME_CONFLICT, CREDIT_LIMIT
              * @enum {string}
              */
             code: "SAME_COURSE" | "TIME_CONFLICT" | "CREDIT_LIMIT";
