@@ -52,6 +52,10 @@ export function sectionsFromCsv(text: string): CsvSections {
     );
   }
   if (!header.includes('ref')) throw new AppError('VALIDATION_FAILED', 'the CSV needs a ref column'); // prettier-ignore
+  const twice = header.find((h, i) => header.indexOf(h) !== i);
+  if (twice !== undefined) {
+    throw new AppError('VALIDATION_FAILED', `the CSV column "${twice}" appears twice`);
+  }
   const errors: ImportError[] = [];
   const sections = body.map((cells, i) => {
     const section: Record<string, unknown> = {};

@@ -37,12 +37,18 @@ export const updateLecturesSql = `
     FROM jsonb_to_recordset($1::jsonb) AS x(id int, ${COLUMNS})
    WHERE l.id = x.id`;
 
-/** The lectures as the statements' parameter: JSON, the seed as hex. */
+/**
+ * The lectures as the statements' parameter: JSON, the seed as hex. A lone UTF-16 surrogate
+ * (valid in a JSON string, not in jsonb) becomes U+FFFD, as `pg` writes one in a text column.
+ */
 export function asRows(lectures: Lecture[]): string {
   return JSON.stringify(
     lectures.map((l) => ({ ...l, drawSeed: undefined, seed: l.drawSeed?.toString('hex') })),
+    (_key, value: unknown) => (typeof value === 'string' ? value.replace(LONE_SURROGATE, '\uFFFD') : value), // prettier-ignore
   );
 }
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** INSERT … RETURNING id, ref as id → ref. */
 export function writtenRows(rows: { id: number; ref: string }[]): Map<number, string> {

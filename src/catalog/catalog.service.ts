@@ -9,7 +9,7 @@ import { LectureEvents } from '../lectures/lecture-events';
 import { factsOf } from '../lectures/lecture-facts';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { Lecture } from '../lectures/lecture.entity';
-import { meetingOf } from '../lectures/meetings';
+import { meetingOf, sameMeetings } from '../lectures/meetings';
 import { sectionsFromCsv } from './catalog-csv';
 import { CatalogSection, CatalogSectionDto, checkedSection } from './catalog-section';
 import { asRows, insertLecturesSql, updateLecturesSql, writtenRows } from './catalog-writes';
@@ -60,9 +60,9 @@ export class CatalogService implements OnModuleDestroy {
   }
 
   async import(term: string, input: CatalogInput, dryRun: boolean): Promise<ImportReport> {
-    const sections = checkedSections(input);
+    const checked = checkedSections(input);
     const { report, written } = await this.db
-      .transaction((tx) => this.compareAndWrite(tx, term, sections, dryRun))
+      .transaction((tx) => this.compareAndWrite(tx, term, checked, dryRun))
       .catch(refTakenMeanwhile(term));
     await this.announce(written);
     return report;
@@ -79,28 +79,58 @@ export class CatalogService implements OnModuleDestroy {
     return lectures.map(sectionOf);
   }
 
+  /**
+   * Under the term's import lock: the term's sections read without row locks and compared with
+   * the file, so an import locks nothing it leaves as it is and a dry run locks nothing at all;
+   * then only the rows it changes are locked — FOR UPDATE, since a course code or credits may
+   * change and enrollments' foreign keys point at them, in id order as every writer of lecture
+   * rows locks them — and judged again as they are now, and written.
+   */
   private async compareAndWrite(
     tx: EntityManager,
     term: string,
-    sections: CatalogSectionDto[],
+    checked: CheckedSections,
     dryRun: boolean,
   ): Promise<{ report: ImportReport; written: Lecture[] }> {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('catalog:' || $1, 0))`, [term]);
-    const refs = sections.map((s) => s.ref as string);
-    // Locked in id order, as every writer of lecture rows locks them (src/enroll/).
-    const existing = await tx
+    const refs = checked.sections.map((s) => s.dto.ref as string);
+    const seen = await lecturesOf(tx, term, refs);
+    let judged = this.judge(term, checked, seen);
+    if (!dryRun && judged.errors.length === 0 && judged.updated.length > 0) {
+      const locked = await lecturesOf(
+        tx,
+        term,
+        refs,
+        judged.updated.map((l) => l.id),
+      );
+      judged = this.judge(term, checked, new Map([...seen, ...locked]));
+    }
+    const { created, updated, ids, errors } = judged;
+    if (errors.length > 0) throw importRefused(errors.sort((a, b) => a.row - b.row));
+    const [{ absent }] = await tx.query(
+      `SELECT count(*)::int AS absent FROM lecture
+        WHERE term = $1 AND (ref IS NULL OR NOT ref = ANY($2))`,
+      [term, refs],
+    );
+    const unchanged = refs.length - created.length - updated.length;
+    const report = { created: created.length, updated: updated.length, unchanged, absent, ids };
+    if (dryRun) return { report, written: [] };
+    const createdIds = writtenRows(await tx.query(insertLecturesSql, [asRows(created)]));
+    await tx.query(updateLecturesSql, [asRows(updated)]);
+    const written = await tx
       .getRepository(Lecture)
-      .createQueryBuilder('l')
-      .where('l.term = :term AND l.ref = ANY(:refs)', { term, refs })
-      .orderBy('l.id')
-      .setLock('for_no_key_update')
-      .getMany();
-    const byRef = new Map(existing.map((l) => [l.ref as string, l]));
+      .findBy({ id: In([...createdIds.keys(), ...updated.map((l) => l.id)]) });
+    for (const [id, ref] of createdIds) ids[ref] = id;
+    return { report, written };
+  }
+
+  /** Each section against the lecture of its ref, if any: what it would create and change. */
+  private judge(term: string, checked: CheckedSections, byRef: Map<string, Lecture>) {
     const created: Lecture[] = [];
     const updated: Lecture[] = [];
     const ids: ImportReport['ids'] = {};
-    const errors: ImportError[] = [];
-    sections.forEach((dto, i) => {
+    const errors: ImportError[] = [...checked.errors];
+    for (const { dto, row } of checked.sections) {
       const ref = dto.ref as string;
       const before = byRef.get(ref);
       try {
@@ -116,25 +146,10 @@ export class CatalogService implements OnModuleDestroy {
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         const field = (err as Partial<FieldError>).field ?? null;
-        errors.push({ row: i + 1, ref, code: err.code, field, message: err.body.message });
+        errors.push({ row, ref, code: err.code, field, message: err.body.message });
       }
-    });
-    if (errors.length > 0) throw importRefused(errors);
-    const [{ absent }] = await tx.query(
-      `SELECT count(*)::int AS absent FROM lecture
-        WHERE term = $1 AND (ref IS NULL OR NOT ref = ANY($2))`,
-      [term, refs],
-    );
-    const unchanged = sections.length - created.length - updated.length;
-    const report = { created: created.length, updated: updated.length, unchanged, absent, ids };
-    if (dryRun) return { report, written: [] };
-    const createdIds = writtenRows(await tx.query(insertLecturesSql, [asRows(created)]));
-    await tx.query(updateLecturesSql, [asRows(updated)]);
-    const written = await tx
-      .getRepository(Lecture)
-      .findBy({ id: In([...createdIds.keys(), ...updated.map((l) => l.id)]) });
-    for (const [id, ref] of createdIds) ids[ref] = id;
-    return { report, written };
+    }
+    return { created, updated, ids, errors };
   }
 
   /**
@@ -172,14 +187,25 @@ function refTakenMeanwhile(term: string) {
   };
 }
 
-/** Every section of the input checked, or the whole import refused with every error. */
-function checkedSections(input: CatalogInput): CatalogSectionDto[] {
+interface CheckedSections {
+  /** the sections valid on their own, with their rows */
+  sections: { dto: CatalogSectionDto; row: number }[];
+  /** the others': judged with the rest against the term, then all refused together */
+  errors: ImportError[];
+}
+
+/**
+ * Every section of the input checked on its own (a file that cannot be read, or holds too many,
+ * is refused at once). A ref named twice: the later row is in error.
+ */
+function checkedSections(input: CatalogInput): CheckedSections {
   const { sections, errors } = 'csv' in input ? sectionsFromCsv(input.csv) : sectionsOfJson(input.json); // prettier-ignore
   if (sections.length > MAX_SECTIONS) {
     throw new AppError('VALIDATION_FAILED', `an import holds at most ${MAX_SECTIONS} sections, not ${sections.length}`); // prettier-ignore
   }
-  const dtos: CatalogSectionDto[] = [];
+  const valid: CheckedSections['sections'] = [];
   const rowOfRef = new Map<string, number>();
+  const faulty = new Set(errors.map((e) => e.row));
   sections.forEach((raw, i) => {
     const row = i + 1;
     const checked = checkedSection(raw, row);
@@ -192,10 +218,25 @@ function checkedSections(input: CatalogInput): CatalogSectionDto[] {
       return;
     }
     rowOfRef.set(ref, row);
-    dtos.push(checked.dto);
+    if (!faulty.has(row)) valid.push({ dto: checked.dto, row });
   });
-  if (errors.length > 0) throw importRefused(errors.sort((a, b) => a.row - b.row));
-  return dtos;
+  return { sections: valid, errors };
+}
+
+/** The term's lectures of these refs; with `lock`, only those ids, locked in id order. */
+async function lecturesOf(
+  tx: EntityManager,
+  term: string,
+  refs: string[],
+  lock?: number[],
+): Promise<Map<string, Lecture>> {
+  const query = tx
+    .getRepository(Lecture)
+    .createQueryBuilder('l')
+    .where('l.term = :term AND l.ref = ANY(:refs)', { term, refs })
+    .orderBy('l.id');
+  if (lock) query.andWhere('l.id = ANY(:lock)', { lock }).setLock('pessimistic_write');
+  return new Map((await query.getMany()).map((l) => [l.ref as string, l]));
 }
 
 function sectionsOfJson(body: unknown): { sections: unknown[]; errors: ImportError[] } {
@@ -221,9 +262,13 @@ function creation(dto: CatalogSectionDto, term: string): CreateLectureDto {
   return { ...dto, term } as CreateLectureDto;
 }
 
-/** The fields an import writes; a section whose values are all the same is left untouched. */
+/**
+ * The fields an import writes; a section whose values are all the same is left untouched
+ * (meetings listed in another order are the same meetings, as for HAS_ENROLLMENTS).
+ */
 function sameSection(a: Lecture, b: Lecture): boolean {
-  return JSON.stringify(sectionOf(a)) === JSON.stringify(sectionOf(b));
+  const fields = (l: Lecture) => JSON.stringify({ ...sectionOf(l), meetings: null });
+  return fields(a) === fields(b) && sameMeetings(a.meetings, b.meetings);
 }
 
 /** A lecture as a catalog section: what `GET /terms/:term/catalog` answers. */

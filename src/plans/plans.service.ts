@@ -91,7 +91,8 @@ export class PlansService {
       if (lectureIds.length > 0) {
         await tx.query(
           `INSERT INTO plan_item (student_id, term, lecture_id, rank)
-           SELECT $1, $2, id, ord - 1 FROM unnest($3::int[]) WITH ORDINALITY AS u(id, ord)`,
+           SELECT $1, $2, id, ord - 1 FROM unnest($3::int[]) WITH ORDINALITY AS u(id, ord)
+            ORDER BY id`, // the lectures' key-share locks in id order, as their row locks go
           [studentId, term, lectureIds],
         );
       }

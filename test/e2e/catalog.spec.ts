@@ -1,7 +1,9 @@
+import { Client } from 'pg';
 import request from 'supertest';
 import { catalogCsv, uiucCatalog } from '../../scripts/uiuc-catalog';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { createLecture, enroll, eventually, join } from '../helpers/api';
+import { databaseUrl } from '../helpers/pg';
 import { RunningApp, TestContext } from '../helpers/test-context';
 import { adminHeaders, studentHeaders } from '../helpers/tokens';
 
@@ -129,11 +131,12 @@ describe('The catalog import (PUT /terms/:term/catalog)', () => {
       [4, '4', 'VALIDATION_FAILED', 'meetings'],
       [5, '5', 'VALIDATION_FAILED', 'term'],
       [6, '6', 'VALIDATION_FAILED', 'colour'],
+      [8, '8', 'VALIDATION_FAILED', 'title'], // new, without a title: found by the same import
       [9, '9', 'VALIDATION_FAILED', 'primaryRefs'],
     ]);
     expect(errors[2].message).toBe('meetings[1] overlaps meetings[0]');
     expect(await lecturesOf(term)).toEqual([{ ref: '1', title: 'Section 1', capacity: 30, version: 1 }]); // prettier-ignore
-    // Once each section is valid on its own: a duplicate ref and a new section without a title.
+    // A duplicate ref, and a new section without a title.
     const second = await put(term, { sections: [section('1', { title: 'Renamed' }), section('2'), section('2'), { ref: '8' }] }); // prettier-ignore
     expect(
       second.body.errors.map((e: { row: number; field: string; message: string }) => [
@@ -144,6 +147,7 @@ describe('The catalog import (PUT /terms/:term/catalog)', () => {
     ).toEqual([
       // prettier-ignore
       [3, 'ref', "ref 2 is row 2's too"],
+      [4, 'title', 'title is required for a new section'],
     ]);
     const third = await put(term, { sections: [section('1', { title: 'Renamed' }), { ref: '8' }] });
     expect(third.body.errors).toEqual([{ row: 2, ref: '8', code: 'VALIDATION_FAILED', field: 'title', message: 'title is required for a new section' }]); // prettier-ignore
@@ -221,6 +225,60 @@ describe('The catalog import (PUT /terms/:term/catalog)', () => {
     // Every other route keeps its limit.
     const big = await request(a.url).put(`/terms/${term}`).set(adminHeaders()).send({ maxCredits: 1, pad: 'x'.repeat(20_000) }); // prettier-ignore
     expect(big.status).toBe(413);
+  });
+
+  it('locks only the rows it changes: a section it leaves as it is, or a dry run, waits for no seat transaction', async () => {
+    const term = newTerm();
+    const { ids } = (await put(term, { sections: [section('busy'), section('other')] })).body as Report; // prettier-ignore
+    // A seat transaction holding the lecture's row, as an enroll does while it commits.
+    const enroll = new Client({ connectionString: databaseUrl(ctx.dbName) });
+    await enroll.connect();
+    try {
+      await enroll.query('BEGIN');
+      await enroll.query('SELECT 1 FROM lecture WHERE id = $1 FOR NO KEY UPDATE', [ids.busy]);
+      // Answered while that lock is held (were it waited for, this would not return).
+      const same = await put(term, { sections: [section('busy'), section('other', { title: 'Renamed' }), section('new')] }); // prettier-ignore
+      expect(same.body).toMatchObject({ created: 1, updated: 1, unchanged: 1 });
+      const dry = await put(term, { sections: [section('busy', { title: 'Busy renamed' })] }, '?dryRun=true'); // prettier-ignore
+      expect(dry.body).toMatchObject({ updated: 1 });
+    } finally {
+      await enroll.query('ROLLBACK');
+      await enroll.end();
+    }
+    // Meetings listed in another order are the same meetings: unchanged.
+    const two = [MON_9, { ...MON_9, day: 'WED' }];
+    await put(term, { sections: [section('m', { meetings: two })] });
+    expect((await put(term, { sections: [section('m', { meetings: [...two].reverse() })] })).body).toMatchObject({ unchanged: 1 }); // prettier-ignore
+  });
+
+  it('lists every invalid section at once, those the term refuses beside those invalid on their own', async () => {
+    const term = newTerm();
+    const { ids } = (await put(term, { sections: [section('held', { capacity: 1 })] })).body as Report; // prettier-ignore
+    await join(a.url, ids.held!, 'hy');
+    await a.app.get(AdmissionService).admit(ids.held!, 'event');
+    expect((await enroll(a.url, ids.held!, 'hy')).status).toBe(201);
+    const res = await put(term, { sections: [section('bad', { capacity: 'x' }), section('held', { credits: 5 }), { ref: 'notitle' }] }); // prettier-ignore
+    expect(
+      res.body.errors.map((e: { row: number; code: string; field: string }) => [
+        e.row,
+        e.code,
+        e.field,
+      ]),
+    ).toEqual([
+      // prettier-ignore
+      [1, 'VALIDATION_FAILED', 'capacity'],
+      [2, 'HAS_ENROLLMENTS', 'credits'],
+      [3, 'VALIDATION_FAILED', 'title'],
+    ]);
+    expect((await put(term, 'ref,title,ref\r\n1,x,2')).body.message).toBe('the CSV column "ref" appears twice'); // prettier-ignore
+  });
+
+  it('stores a lone UTF-16 surrogate as U+FFFD, as POST /lectures does, never a 500', async () => {
+    const term = newTerm();
+    const res = await put(term, { sections: [section('s', { title: 'Bad \ud800 title', instructor: '\udc00' })] }); // prettier-ignore
+    expect(res.status).toBe(200);
+    const [row] = await ctx.sql<{ title: string; instructor: string }>('SELECT title, instructor FROM lecture WHERE term = $1', [term]); // prettier-ignore
+    expect(row).toEqual({ title: 'Bad \ufffd title', instructor: '\ufffd' });
   });
 
   it('answers PAYLOAD_TOO_LARGE over BULK_BODY_LIMIT_MB', async () => {
