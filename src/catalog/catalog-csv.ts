@@ -2,7 +2,7 @@ import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { AppError } from '../common/error-codes';
 import type { Meeting } from '../lectures/meetings';
-import type { CatalogSection } from './catalog-section';
+import type { CatalogSectionView as CatalogSection } from './catalog.dto';
 import type { ImportError } from './import-errors';
 
 /** API.md v4: the catalog's CSV columns, in this order. */

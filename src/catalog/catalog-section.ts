@@ -3,8 +3,6 @@ import { ArrayMaxSize, IsArray, validateSync } from 'class-validator';
 import { IsOmittable, IsRef } from '../common/validators';
 import { validationMessages } from '../common/validation.pipe';
 import { UpdateLectureDto } from '../lectures/dto/update-lecture.dto';
-import type { AdmissionSettingsView } from '../lectures/lecture.view';
-import type { Meeting } from '../lectures/meetings';
 import type { ImportError } from './import-errors';
 
 /**
@@ -17,23 +15,6 @@ export class CatalogSectionDto extends UpdateLectureDto {
   /** the refs of the sections (of this import or already in the term) it is taken with */
   @IsOmittable() @IsArray() @ArrayMaxSize(50) @IsRef({ each: true }) primaryRefs?: string[];
 }
-
-/** The fields a section of the import is answered with, in the CSV's column order. */
-export type CatalogSection = {
-  ref: string;
-  title: string;
-  courseCode: string | null;
-  component: string;
-  primaryRefs: string[];
-  credits: number;
-  capacity: number;
-  meetings: Meeting[];
-  instructor: string | null;
-  location: string | null;
-  opensAt: string;
-  closesAt: string | null;
-  admission: AdmissionSettingsView;
-};
 
 const VALIDATE = {
   whitelist: true,

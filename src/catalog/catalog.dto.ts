@@ -2,7 +2,6 @@ import { IsIn } from 'class-validator';
 import { IsOmittable } from '../common/validators';
 import { AdmissionSettingsView } from '../lectures/lecture.view';
 import { Meeting } from '../lectures/meetings';
-import { CatalogSection } from './catalog-section';
 
 export class ImportQuery {
   /** `true`: answer the same report and change nothing. */
@@ -15,8 +14,8 @@ export class CatalogBody {
   sections: CatalogSectionView[];
 }
 
-/** A section as `GET /terms/:term/catalog` answers it (and an import takes it). */
-export class CatalogSectionView implements Omit<CatalogSection, 'meetings' | 'admission'> {
+/** A section as `GET /terms/:term/catalog` answers it (and an import takes it), in the CSV's column order. */
+export class CatalogSectionView {
   ref: string;
   title: string;
   courseCode: string | null;

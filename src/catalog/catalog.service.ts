@@ -11,7 +11,8 @@ import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { Lecture } from '../lectures/lecture.entity';
 import { meetingOf, sameMeetings } from '../lectures/meetings';
 import { sectionsFromCsv } from './catalog-csv';
-import { CatalogSection, CatalogSectionDto, checkedSection } from './catalog-section';
+import { CatalogSectionDto, checkedSection } from './catalog-section';
+import type { CatalogSectionView as CatalogSection } from './catalog.dto';
 import { asRows, insertLecturesSql, updateLecturesSql, writtenRows } from './catalog-writes';
 import { ImportError, importRefused } from './import-errors';
 
