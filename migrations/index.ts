@@ -7,6 +7,7 @@ import { Plans1764892800000 } from './1764892800000-Plans';
 import { SeatReleases1764979200000 } from './1764979200000-SeatReleases';
 import { MeetingDates1765065600000 } from './1765065600000-MeetingDates';
 import { SectionRefs1765152000000 } from './1765152000000-SectionRefs';
+import { MeetingsChecked1765238400000 } from './1765238400000-MeetingsChecked';
 
 /** Every migration, in order. Listed explicitly so the app, the CLI and jest load the same set. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   SeatReleases1764979200000,
   MeetingDates1765065600000,
   SectionRefs1765152000000,
+  MeetingsChecked1765238400000,
 ];

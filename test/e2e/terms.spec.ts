@@ -264,6 +264,18 @@ describe('Lectures in terms, credit limits and timetables (API.md v3)', () => {
     await insertBehindTheBack(early, term, 'rogue');
     await insertBehindTheBack(late, term, 'rogue');
     await expect(insertBehindTheBack(always, term, 'rogue')).rejects.toThrow(/enrollment_slot_no_overlap/); // prettier-ignore
+    // Meetings PostgreSQL cannot read as the service would are refused (by the check, or by the
+    // derived ranges themselves when a start passes its end), never stored as meeting all the time.
+    for (const bad of [
+      [{ day: 'Mon', start: '09:00', end: '10:00' }],
+      [{ day: 'MON', start: '9:00', end: '10:00' }],
+      [{ day: 'MON', start: '10:00', end: '09:00' }],
+      [{ day: 'MON', start: '09:00', end: '10:00', from: 'today' }],
+      [{ day: 'MON', start: '09:00', end: '10:00', from: '2027-03-02', until: '2027-03-01' }],
+      ['MON 09:00'],
+    ]) {
+      await expect(ctx.sql('UPDATE lecture SET meetings = $2 WHERE id = $1', [late, JSON.stringify(bad)])).rejects.toThrow(/lecture_meetings_valid|range lower bound must be less than or equal/); // prettier-ignore
+    }
     // The lecture's own columns are PostgreSQL's, derived from its meetings: not written apart.
     await expect(
       ctx.sql(`UPDATE lecture SET meeting_dates = '{"[2030-01-01,2030-01-02)"}' WHERE id = $1`, [late]), // prettier-ignore
