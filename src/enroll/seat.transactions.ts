@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { escapeLiteral, Pool, PoolClient, QueryResult } from 'pg';
+import { heardClient } from '../database/heard-client';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { BEGIN_BOUNDED, BEGIN_STATEMENTS } from '../holds/hold-timing';
@@ -166,16 +167,8 @@ export class SeatTransactions {
     return rows[0]?.enrolled_at ?? null;
   }
 
-  /**
-   * A pooled connection whose socket errors never go unheard: the pool listens only while a
-   * connection is idle, and a connection lost mid-transaction emits 'error' on the client
-   * besides failing the query (which is where it is answered), so an unheard one would crash
-   * the process.
-   */
-  private async connect(): Promise<PoolClient> {
-    const client = await this.pool.connect();
-    if (!client.listeners('error').includes(ignore)) client.on('error', ignore);
-    return client;
+  private connect(): Promise<PoolClient> {
+    return heardClient(this.pool);
   }
 
   /**
@@ -227,4 +220,3 @@ function freedOf(row: Record<string, unknown>): FreedSeat {
 }
 
 /** The query that was running fails with the same error; see SeatTransactions.connect. */
-function ignore(): void {}

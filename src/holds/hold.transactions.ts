@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { escapeLiteral, Pool, QueryResult } from 'pg';
+import { heardClient } from '../database/heard-client';
 import { DataSource } from 'typeorm';
 import { LECTURE_COLUMNS } from '../enroll/enroll-statement';
 import { LectureFacts, factsOf } from '../lectures/lecture-facts';
@@ -83,7 +84,7 @@ export class HoldTransactions {
          FROM lecture WHERE id = ${id}`,
       'COMMIT',
     ].join(';\n');
-    const client = await this.pool.connect();
+    const client = await heardClient(this.pool); // a recovery cut off mid-way must not crash
     try {
       const results = (await client.query(sql)) as unknown as QueryResult[];
       client.release();

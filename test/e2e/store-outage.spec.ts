@@ -1,5 +1,7 @@
+import { Client } from 'pg';
 import request from 'supertest';
-import { createLecture, enroll, join, queueStatus } from '../helpers/api';
+import { HoldTransactions } from '../../src/holds/hold.transactions';
+import { createLecture, enroll, eventually, join, queueStatus } from '../helpers/api';
 import { PG_SERVER_URL } from '../helpers/pg';
 import { TcpProxy } from '../helpers/tcp-proxy';
 import { TestContext } from '../helpers/test-context';
@@ -57,6 +59,35 @@ describe('PostgreSQL going away and coming back', () => {
     );
     expect(row).toEqual({ capacity: 3, seats_left: 2, n: 1 });
     expect((await request(url).get('/health')).status).toBe(200);
+  });
+
+  it('a hold recovery cut off mid-transaction fails that run and no more (its lost connection is heard, not left to crash the process)', async () => {
+    await proxy.down(); // whatever the test before left it as
+    await proxy.up();
+    const dbUrl = new URL(ctx.config().databaseUrl);
+    dbUrl.port = String(proxy.port);
+    const app = await ctx.startApp({ databaseUrl: dbUrl.toString(), admission: { mode: 'pubsub', intervalMs: 60_000 } }); // prettier-ignore
+    const { id, term } = (await createLecture(app.url, { term: 'cut' })) as { id: number; term: string }; // prettier-ignore
+    // The student's row being made by a transaction still open: the recovery waits for it.
+    const other = new Client({ connectionString: ctx.config().databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('INSERT INTO student_term (student_id, term) VALUES ($1, $2)', ['cut-1', term]); // prettier-ignore
+      const settling = app.app.get(HoldTransactions).settle(id, [{ studentId: 'cut-1', deadline: Date.now() }]); // prettier-ignore
+      const outcome = settling.then(
+        () => 'settled',
+        (err: Error) => err.message,
+      );
+      const waiting = `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`; // prettier-ignore
+      await eventually(async () => (await ctx.sql(waiting)).length > 0, 5000); // it waits on the row
+      await proxy.down();
+      expect(await outcome).toMatch(/Connection terminated|connection/i);
+    } finally {
+      await other.query('ROLLBACK');
+      await other.end();
+      await proxy.up();
+    }
   });
 
   it('a join that queued the student answers 201, not 503, when the admission after it needs PostgreSQL and it is down', async () => {
