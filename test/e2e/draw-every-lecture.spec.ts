@@ -13,6 +13,16 @@ type Lecture = { id: number; opensAt: string; fairness: Fairness };
  * one created with opensAt in the past at once. Pre-queued students stay pre-queued through an
  * admin's edit of the window.
  */
+/** Until PostgreSQL records the lecture's draw (within `ms`). */
+const drawnInPostgres = (ctx: TestContext, id: number, ms: number) =>
+  eventually(
+    async () =>
+      (await ctx.sql('SELECT 1 FROM lecture WHERE id = $1 AND drawn_at IS NOT NULL', [id]))
+        .length === 1,
+    ms,
+    50,
+  );
+
 describe('The draw of a lecture created with opensAt in the past', () => {
   it('is run at once, with nobody pre-queued, by the instance that created it', async () => {
     const ctx = await TestContext.create();
@@ -22,13 +32,7 @@ describe('The draw of a lecture created with opensAt in the past', () => {
       const { id } = await createLecture(app.url, {
         opensAt: new Date(Date.now() - 60_000).toISOString(),
       });
-      await eventually(
-        async () =>
-          (await ctx.sql('SELECT 1 FROM lecture WHERE id = $1 AND drawn_at IS NOT NULL', [id]))
-            .length === 1,
-        2000,
-        50,
-      );
+      await drawnInPostgres(ctx, id, 2000);
       const l = (await request(app.url).get(`/lectures/${id}`).set(adminHeaders())).body as Lecture;
       expect(l.fairness).toMatchObject({
         preQueued: 0,
@@ -52,13 +56,7 @@ describe('The draw at opensAt, on its timer', () => {
       // a millisecond early here, and the draw then waited for the cron. This one is a second
       // early, an extreme of the same.
       app.app.get(DrawScheduler).drawAt(id, opensAt - 1000);
-      await eventually(
-        async () =>
-          (await ctx.sql('SELECT 1 FROM lecture WHERE id = $1 AND drawn_at IS NOT NULL', [id]))
-            .length === 1,
-        4000,
-        50,
-      );
+      await drawnInPostgres(ctx, id, 4000);
       const [row] = await ctx.sql<{ drawn_at: Date }>('SELECT drawn_at FROM lecture WHERE id = $1', [id]); // prettier-ignore
       expect(row.drawn_at.getTime()).toBeGreaterThanOrEqual(opensAt);
     } finally {
