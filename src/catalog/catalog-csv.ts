@@ -2,7 +2,7 @@ import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { AppError } from '../common/error-codes';
 import type { Meeting } from '../lectures/meetings';
-import type { CatalogSectionView as CatalogSection } from './catalog.dto';
+import type { CatalogSectionView as CatalogSection, RosterItem } from './catalog.dto';
 import type { ImportError } from './import-errors';
 
 /** API.md v4: the catalog's CSV columns, in this order. */
@@ -118,4 +118,12 @@ function cellOf(s: CatalogSection, column: Column): string {
   }
   const value = s[column];
   return value === null || value === undefined ? '' : String(value);
+}
+
+/** A roster as CSV: `studentId, enrolledAt, queueSeq, sections` (ids space-separated). */
+export function rosterToCsv(items: RosterItem[]): string {
+  return stringify(
+    items.map((i) => [i.studentId, i.enrolledAt, i.queueSeq ?? '', i.sections.join(' ')]),
+    { header: true, columns: ['studentId', 'enrolledAt', 'queueSeq', 'sections'], record_delimiter: 'windows' }, // prettier-ignore
+  );
 }

@@ -8,12 +8,11 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { stringify } from 'csv-stringify/sync';
 import { Roles } from '../auth/roles.decorator';
 import { ParseIdPipe } from '../common/parse-id.pipe';
 import { ApiErrors } from '../docs/api-errors.decorator';
 import { ParseTermPipe } from '../terms/term-params';
-import { sectionsToCsv } from './catalog-csv';
+import { rosterToCsv, sectionsToCsv } from './catalog-csv';
 import { CatalogBody, ImportQuery, ImportReportView, RosterView } from './catalog.dto';
 import { CatalogService } from './catalog.service';
 import { RosterService } from './roster.service';
@@ -21,8 +20,18 @@ import { RosterService } from './roster.service';
 export const CATALOG_ROUTE = '/terms/:term/catalog';
 const CSV = 'text/csv; charset=utf-8';
 
-/** A request for CSV (`Accept: text/csv`); anything else is answered JSON. */
-const wantsCsv = (accept: string | undefined) => /\btext\/csv\b/i.test(accept ?? '');
+/** CSV when the request asks for it (`Accept: text/csv`), else the JSON answer. */
+function negotiated<T>(
+  accept: string | undefined,
+  reply: FastifyReply,
+  json: T,
+  csv: () => string,
+): T | string {
+  // prettier-ignore
+  if (!/\btext\/csv\b/i.test(accept ?? '')) return json;
+  reply.header('content-type', CSV);
+  return csv();
+}
 
 @ApiTags('catalog')
 @Controller()
@@ -68,9 +77,7 @@ export class CatalogController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<CatalogBody | string> {
     const sections = await this.catalog.export(term);
-    if (!wantsCsv(accept)) return { sections };
-    reply.header('content-type', CSV);
-    return sectionsToCsv(sections);
+    return negotiated(accept, reply, { sections }, () => sectionsToCsv(sections));
   }
 
   /** The students holding a seat, by enrolledAt then studentId; CSV with `Accept: text/csv`. */
@@ -86,11 +93,6 @@ export class CatalogController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<RosterView | string> {
     const items = await this.rosters.roster(id);
-    if (!wantsCsv(accept)) return { items };
-    reply.header('content-type', CSV);
-    return stringify(
-      items.map((i) => [i.studentId, i.enrolledAt, i.queueSeq ?? '', i.sections.join(' ')]),
-      { header: true, columns: ['studentId', 'enrolledAt', 'queueSeq', 'sections'], record_delimiter: 'windows' }, // prettier-ignore
-    );
+    return negotiated(accept, reply, { items }, () => rosterToCsv(items));
   }
 }
