@@ -8,6 +8,7 @@ import { SeatReleases1764979200000 } from './1764979200000-SeatReleases';
 import { MeetingDates1765065600000 } from './1765065600000-MeetingDates';
 import { SectionRefs1765152000000 } from './1765152000000-SectionRefs';
 import { MeetingsChecked1765238400000 } from './1765238400000-MeetingsChecked';
+import { SectionPackages1765324800000 } from './1765324800000-SectionPackages';
 
 /** Every migration, in order. Listed explicitly so the app, the CLI and jest load the same set. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   MeetingDates1765065600000,
   SectionRefs1765152000000,
   MeetingsChecked1765238400000,
+  SectionPackages1765324800000,
 ];

@@ -1,7 +1,17 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ValidateIf, ValidationOptions, registerDecorator } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayUnique,
+  IsArray,
+  IsInt,
+  Max,
+  Min,
+  ValidateIf,
+  ValidationOptions,
+  registerDecorator,
+} from 'class-validator';
 
 // Listed first (so applied last), these also mark the documented property optional, over what
 // a validator of the same field documented (IsText, IsCode and IsMeetings document themselves).
@@ -124,3 +134,15 @@ export function IsIsoDateTime(options?: ValidationOptions) {
     );
   };
 }
+
+/** A list of up to `max` distinct lecture ids. */
+export const IsLectureIds = (max: number) =>
+  applyDecorators(
+    ApiProperty({ type: 'integer', isArray: true, maxItems: max, uniqueItems: true }),
+    IsArray(),
+    ArrayMaxSize(max),
+    ArrayUnique(),
+    IsInt({ each: true }),
+    Min(1, { each: true }),
+    Max(2_147_483_647, { each: true }),
+  );

@@ -30,6 +30,7 @@ export function newLecture(dto: CreateLectureDto, config: AppConfig): Lecture {
     term: dto.term ?? config.defaultTerm,
     ref: dto.ref ?? null,
     component: dto.component ?? 'LEC',
+    primaryIds: sortedIds(dto.primaryIds ?? []),
     courseCode: dto.courseCode ?? null,
     credits: dto.credits ?? 3,
     meetings: (dto.meetings ?? []).map(meetingOf),
@@ -70,6 +71,7 @@ export function applyEdit(lecture: Lecture, dto: UpdateLectureDto): void {
   if (dto.term !== undefined) lecture.term = dto.term;
   if (dto.ref !== undefined) lecture.ref = dto.ref;
   if (dto.component !== undefined) lecture.component = dto.component;
+  if (dto.primaryIds !== undefined) lecture.primaryIds = sortedIds(dto.primaryIds);
   if (dto.courseCode !== undefined) lecture.courseCode = dto.courseCode;
   if (dto.credits !== undefined) lecture.credits = dto.credits;
   if (dto.meetings !== undefined) lecture.meetings = dto.meetings.map(meetingOf);
@@ -111,6 +113,9 @@ function assertTimetableUnchangedIfHeld(lecture: Lecture, dto: UpdateLectureDto)
     dto.courseCode !== undefined && dto.courseCode !== lecture.courseCode && 'courseCode',
     dto.credits !== undefined && dto.credits !== lecture.credits && 'credits',
     dto.component !== undefined && dto.component !== lecture.component && 'component',
+    dto.primaryIds !== undefined &&
+      sortedIds(dto.primaryIds).join() !== lecture.primaryIds.join() &&
+      'primaryIds',
     dto.meetings !== undefined && !sameMeetings(dto.meetings, lecture.meetings) && 'meetings',
   ].filter(Boolean);
   if (changed.length > 0) {
@@ -128,9 +133,12 @@ function assertTimetableUnchangedIfHeld(lecture: Lecture, dto: UpdateLectureDto)
 /** An edit's error, naming the field at fault (the catalog import lists it per section). */
 export type FieldError = AppError & { field: string };
 
-function fieldError(field: string, error: AppError): FieldError {
+export function fieldError(field: string, error: AppError): FieldError {
   return Object.assign(error, { field });
 }
+
+/** Ids ascending, as a lecture keeps its primaries. */
+const sortedIds = (ids: number[]): number[] => [...ids].sort((a, b) => a - b);
 
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

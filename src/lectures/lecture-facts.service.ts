@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { AppError, lectureNotFound } from '../common/error-codes';
 import { LineStore } from '../line/line.store';
+import { lectures } from '../rules/term-rule';
 import { LectureFacts } from './lecture-facts';
 import { LectureFactsStore, SeatChange } from './lecture-facts.store';
 import { LectureSnapshots } from './lecture.snapshots';
@@ -55,6 +56,23 @@ export class LectureFactsService {
   }
 
   /**
+   * A primary section's facts: LECTURE_NOT_FOUND, or SECONDARY_SECTION for a secondary, which
+   * has no queue of its own (API.md v4, Sections).
+   */
+  async getPrimary(id: number): Promise<LectureFacts> {
+    const facts = await this.get(id);
+    if (facts.primaryIds.length > 0) {
+      throw new AppError(
+        'SECONDARY_SECTION',
+        `lecture ${id} is a secondary section, taken with ${lectures(facts.primaryIds)}: join and enroll there`,
+        {},
+        { primaryIds: facts.primaryIds },
+      );
+    }
+    return facts;
+  }
+
+  /**
    * After a create or an edit committed: tells Redis. The change is done whatever happens here
    * (its answer must say so), so a Redis failure is not thrown: the facts are dropped where
    * that still works, and rebuilt from PostgreSQL by the next reader or the cron's retry.
@@ -82,6 +100,20 @@ export class LectureFactsService {
     const hit = this.cache.get(facts.id);
     if (!(hit && 'facts' in hit && hit.facts.version > facts.version)) {
       this.cache.set(facts.id, { facts });
+    }
+  }
+
+  /**
+   * Records secondary sections a committed package transaction wrote. They have no queue:
+   * their facts are what lists show, so a Redis failure is not thrown — they are dropped,
+   * and rebuilt from PostgreSQL by their next reader.
+   */
+  async recordSections(sections: LectureFacts[], change: SeatChange, students: string[]) {
+    for (const f of sections) {
+      await this.recordSeats(f, change, students).catch(async () => {
+        this.cache.delete(f.id);
+        await this.store.drop(f.id).catch(() => undefined);
+      });
     }
   }
 

@@ -14,24 +14,47 @@ export interface LectureFacts {
   preQueueMinutes: number;
   /** the lecture's term: a student's term stream follows the lectures of its term */
   term: string;
+  /** a secondary section's primaries (empty: a primary section, with a queue) */
+  primaryIds: number[];
+  /** a primary's secondary sections by component (empty: taken alone) */
+  components: Record<string, number[]>;
+  /** the packages its secondaries can still seat (null: it has none), capping admission */
+  packageSeats: number | null;
 }
 
-export function factsOf(
-  l: Pick<
-    Lecture,
-    | 'id'
-    | 'version'
-    | 'capacity'
-    | 'seatsLeft'
-    | 'opensAt'
-    | 'closesAt'
-    | 'batchSize'
-    | 'ticketTtlSeconds'
-    | 'maxActiveTickets'
-    | 'preQueueMinutes'
-    | 'term'
-  >,
-): LectureFacts {
+/** The columns of a lecture row that its facts are made of. */
+export type FactsRow = Pick<
+  Lecture,
+  | 'id'
+  | 'version'
+  | 'capacity'
+  | 'seatsLeft'
+  | 'opensAt'
+  | 'closesAt'
+  | 'batchSize'
+  | 'ticketTtlSeconds'
+  | 'maxActiveTickets'
+  | 'preQueueMinutes'
+  | 'term'
+  | 'primaryIds'
+> & { components: Record<string, number[]> | null; packageSeats: number | null };
+
+/**
+ * The SQL columns of FactsRow for a lecture row (`l.` or none): the sections' two from the
+ * functions of migrations/…-SectionPackages.ts, read in the statement's own snapshot.
+ */
+export function factsColumnsSql(l = ''): string {
+  return `${l}id, ${l}version, ${l}capacity, ${l}seats_left AS "seatsLeft", ${l}opens_at AS "opensAt",
+  ${l}closes_at AS "closesAt", ${l}batch_size AS "batchSize",
+  ${l}ticket_ttl_seconds AS "ticketTtlSeconds", ${l}max_active_tickets AS "maxActiveTickets",
+  ${l}pre_queue_minutes AS "preQueueMinutes", ${l}term, ${l}primary_ids AS "primaryIds",
+  section_components(${l}id) AS components, package_seats(${l}id) AS "packageSeats"`;
+}
+
+/** A primary section with secondaries: enrolled in as a package. */
+export const isPackage = (f: LectureFacts): boolean => Object.keys(f.components).length > 0;
+
+export function factsOf(l: FactsRow): LectureFacts {
   return {
     id: l.id,
     version: l.version,
@@ -44,6 +67,9 @@ export function factsOf(
     maxActiveTickets: l.maxActiveTickets,
     preQueueMinutes: l.preQueueMinutes,
     term: l.term,
+    primaryIds: (l.primaryIds ?? []).map(Number),
+    components: l.components ?? {},
+    packageSeats: l.packageSeats ?? null,
   };
 }
 
@@ -59,13 +85,17 @@ export function toHashFields(f: LectureFacts): (string | number)[] {
     'closesAt', f.closesAt ?? '',
     'preQueueMs', f.preQueueMinutes * 60_000,
     'term', f.term,
+    'primaryIds', f.primaryIds.join(','),
+    'components', JSON.stringify(f.components),
+    'pkgSeats', f.packageSeats ?? '',
   ]; // prettier-ignore
 }
 
 /** undefined when the hash is missing or only a tombstone (`v` alone): rebuild it. */
 export function fromHash(id: number, h: Record<string, string>): LectureFacts | undefined {
-  // Without `term`: written by an older instance; rebuilt like missing facts.
+  // Without `term` or `components`: written by an older instance; rebuilt like missing facts.
   if (h.v === undefined || h.seatsLeft === undefined || h.term === undefined) return undefined;
+  if (h.components === undefined) return undefined;
   return {
     id,
     version: Number(h.v),
@@ -78,5 +108,8 @@ export function fromHash(id: number, h: Record<string, string>): LectureFacts | 
     maxActiveTickets: Number(h.maxActive),
     preQueueMinutes: Number(h.preQueueMs ?? 0) / 60_000,
     term: h.term,
+    primaryIds: h.primaryIds ? h.primaryIds.split(',').map(Number) : [],
+    components: JSON.parse(h.components) as Record<string, number[]>,
+    packageSeats: h.pkgSeats ? Number(h.pkgSeats) : null,
   };
 }

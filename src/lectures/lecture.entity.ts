@@ -80,6 +80,10 @@ export class Lecture {
   @Column('varchar', { length: 8 })
   component: string;
 
+  /** The primaries a secondary section is taken with (empty: a primary section). */
+  @Column('int', { name: 'primary_ids', array: true, default: () => "'{}'" })
+  primaryIds: number[];
+
   @Column('jsonb')
   meetings: Meeting[];
 

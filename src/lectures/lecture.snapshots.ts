@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { MAX_ID } from '../common/parse-id.pipe';
-import { LectureFacts, factsOf } from './lecture-facts';
+import { LectureFacts, factsColumnsSql, factsOf } from './lecture-facts';
 
 /** What a lecture's queue order must never fall behind, as PostgreSQL recorded it. */
 export interface QueueOrderFloor {
@@ -30,10 +30,7 @@ function floorOf(row: Record<string, unknown>): QueueOrderFloor {
 }
 
 // The columns of LectureFacts, named as the entity names them.
-const FACTS_COLUMNS = `l.id, l.version, l.capacity, l.seats_left AS "seatsLeft", l.opens_at AS "opensAt",
-  l.closes_at AS "closesAt", l.batch_size AS "batchSize",
-  l.ticket_ttl_seconds AS "ticketTtlSeconds", l.max_active_tickets AS "maxActiveTickets",
-  l.pre_queue_minutes AS "preQueueMinutes", l.term`;
+const FACTS_COLUMNS = factsColumnsSql('l.');
 
 /**
  * Reads of a lecture together with its seat holders, each ONE statement, so the facts and the

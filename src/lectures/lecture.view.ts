@@ -48,6 +48,10 @@ export class LectureView {
   ref: string | null;
   /** LEC, LAB, DIS, …: the kind of teaching this section is */
   component: string;
+  /** a secondary section's primaries, ascending; empty: a primary section */
+  primaryIds: number[];
+  /** the secondary sections naming this one as primary, ascending (read-only) */
+  secondaryIds: number[];
   /** sections of one course share it within a term; null: not a section */
   courseCode: string | null;
   credits: number;
@@ -72,7 +76,11 @@ export function lectureStatus(
   return l.seatsLeft > 0 ? 'OPEN' : 'FULL';
 }
 
-export function toLectureView(l: Lecture, now = new Date()): LectureView {
+export function toLectureView(
+  l: Lecture,
+  now = new Date(),
+  secondaryIds: number[] = [],
+): LectureView {
   return {
     id: l.id,
     title: l.title,
@@ -91,6 +99,8 @@ export function toLectureView(l: Lecture, now = new Date()): LectureView {
     term: l.term,
     ref: l.ref,
     component: l.component,
+    primaryIds: l.primaryIds,
+    secondaryIds,
     courseCode: l.courseCode,
     credits: l.credits,
     meetings: l.meetings,

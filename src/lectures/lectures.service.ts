@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { lectureNotFound } from '../common/error-codes';
 import { MAX_ID } from '../common/parse-id.pipe';
@@ -8,10 +8,17 @@ import { CreateLectureDto } from './dto/create-lecture.dto';
 import { ListLecturesQuery } from './dto/list-lectures.query';
 import { UpdateLectureDto } from './dto/update-lecture.dto';
 import { LectureEvents } from './lecture-events';
-import { factsOf } from './lecture-facts';
+import { LectureFacts } from './lecture-facts';
 import { LectureFactsService } from './lecture-facts.service';
 import { Lecture } from './lecture.entity';
 import { applyEdit, newLecture, refTakenIn } from './lecture-edits';
+import {
+  assertSectionLinks,
+  factsAfterLinking,
+  lockLectures,
+  lockWithPrimaries,
+  secondariesOf,
+} from './section-links';
 import { LectureStatus, LectureView, toLectureView } from './lecture.view';
 
 // Each status as a WHERE clause over one `:now`, matching lectureStatus() in lecture.view.ts.
@@ -34,32 +41,50 @@ export class LecturesService {
 
   async create(dto: CreateLectureDto): Promise<LectureView> {
     const lecture = newLecture(dto, this.config);
-    const saved = await this.db
-      .getRepository(Lecture)
-      .save(lecture)
-      .catch(refTakenIn(lecture.term, lecture.ref));
-    await this.facts.publish(factsOf(saved)); // never throws: the lecture exists from here on
+    const { saved, facts } = await this.db.transaction(async (tx) => {
+      await lockLectures(tx, lecture.primaryIds); // a new secondary: its primaries' rows
+      const saved = await tx.save(lecture).catch(refTakenIn(lecture.term, lecture.ref));
+      await assertSectionLinks(tx, saved);
+      return { saved, facts: await factsAfterLinking(tx, saved.id, saved.primaryIds) };
+    });
+    await this.publish(facts); // never throws: the lecture exists from here on
     // One created with opensAt in the past is drawn before this answers, and says so.
     await this.events.changed(saved.id);
-    return saved.opensAt.getTime() <= Date.now() ? this.get(saved.id) : toLectureView(saved);
+    for (const p of saved.primaryIds) await this.events.changed(p); // their packages may seat more
+    return saved.opensAt.getTime() <= Date.now() ? this.get(saved.id) : this.viewOf(saved);
   }
 
   /** Under the lecture's row lock, so a capacity change and an enroll never interleave. */
   async update(id: number, dto: UpdateLectureDto): Promise<LectureView> {
-    const saved = await this.db.transaction(async (tx) => {
-      const lecture = await lockLecture(tx, id);
+    const { saved, facts } = await this.db.transaction(async (tx) => {
+      const lecture = await lockWithPrimaries(tx, id, dto.primaryIds);
+      const before = lecture.primaryIds;
       applyEdit(lecture, dto);
-      return tx.save(lecture).catch(refTakenIn(lecture.term, lecture.ref));
+      const saved = await tx.save(lecture).catch(refTakenIn(lecture.term, lecture.ref));
+      await assertSectionLinks(tx, saved);
+      // A secondary's seats and links are its primaries' facts too (their package seats).
+      const primaries = [...before, ...saved.primaryIds];
+      return { saved, facts: await factsAfterLinking(tx, id, primaries) };
     });
-    await this.facts.publish(factsOf(saved)); // never throws: the edit is committed
+    await this.publish(facts); // never throws: the edit is committed
     await this.events.changed(id); // a raised capacity or a moved window may admit more
-    return toLectureView(saved);
+    for (const p of saved.primaryIds) await this.events.changed(p); // their packages may seat more
+    return this.viewOf(saved);
   }
 
   async get(id: number): Promise<LectureView> {
     const lecture = id <= MAX_ID ? await this.db.getRepository(Lecture).findOneBy({ id }) : null;
     if (!lecture) throw lectureNotFound(id);
-    return toLectureView(lecture);
+    return this.viewOf(lecture);
+  }
+
+  private async viewOf(lecture: Lecture): Promise<LectureView> {
+    const secondaries = await secondariesOf(this.db, [lecture.id]);
+    return toLectureView(lecture, new Date(), secondaries.get(lecture.id));
+  }
+
+  private async publish(facts: LectureFacts[]): Promise<void> {
+    for (const f of facts) await this.facts.publish(f);
   }
 
   /** Seats as PostgreSQL has them; `enrolled` counts the rows themselves. */
@@ -93,22 +118,12 @@ export class LecturesService {
         q: `%${likeEscaped(q.q.toLowerCase())}%`,
       });
     const [rows, total] = await qb.getManyAndCount();
-    return { items: rows.map((l) => toLectureView(l, now)), total };
+    const secondaries = await secondariesOf(
+      this.db,
+      rows.map((l) => l.id),
+    );
+    return { items: rows.map((l) => toLectureView(l, now, secondaries.get(l.id))), total };
   }
-}
-
-/**
- * SELECT … FOR NO KEY UPDATE on the lecture row, or LECTURE_NOT_FOUND: it excludes every other
- * writer of the row (enrolls, cancels, edits), but not the key-share locks that inserting rows
- * which reference the lecture takes (the admission log's copy, a draw's record).
- */
-export async function lockLecture(tx: EntityManager, id: number): Promise<Lecture> {
-  const lecture =
-    id <= MAX_ID
-      ? await tx.findOne(Lecture, { where: { id }, lock: { mode: 'for_no_key_update' } })
-      : null;
-  if (!lecture) throw lectureNotFound(id);
-  return lecture;
 }
 
 /** LIKE's wildcards and its escape character taken literally. */

@@ -52,6 +52,9 @@ describe('Lectures (API.md)', () => {
         term: 'current',
         ref: null,
         component: 'LEC',
+        // v4: a primary section without secondaries.
+        primaryIds: [],
+        secondaryIds: [],
         courseCode: null,
         credits: 3,
         meetings: [],

@@ -35,6 +35,9 @@ export class LuaHarness {
       maxActiveTickets: 200,
       term: 'current',
       preQueueMinutes: 0,
+      primaryIds: [],
+      components: {},
+      packageSeats: null,
       ...facts,
     };
     const k = lectureKeys(id);

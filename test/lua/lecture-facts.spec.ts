@@ -18,6 +18,9 @@ describe('record-lecture-2, rebuild-lecture-2', () => {
     maxActiveTickets: 20,
     preQueueMinutes: 0,
     term: 'current',
+    primaryIds: [],
+    components: {},
+    packageSeats: null,
     ...more,
   });
   const record = (f: LectureFacts, change = '', students: string[] = []) =>

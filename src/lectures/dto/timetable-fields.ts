@@ -1,7 +1,9 @@
+import { applyDecorators } from '@nestjs/common';
 import { IsInt, Max, Min } from 'class-validator';
 import {
   IsCode,
   IsComponent,
+  IsLectureIds,
   IsNullable,
   IsOmittable,
   IsRef,
@@ -27,3 +29,9 @@ export class TimetableFieldsDto {
   @IsNullable() @IsText(1, 100) instructor?: string | null;
   @IsNullable() @IsText(1, 100) location?: string | null;
 }
+
+/**
+ * The lectures a secondary section is taken with (API.md v4): 0–50 ids of lectures of the same
+ * term and course code, each of another component and itself a primary. Default none: a primary.
+ */
+export const IsPrimaryIds = () => applyDecorators(IsOmittable(), IsLectureIds(50));
