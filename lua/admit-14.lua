@@ -8,7 +8,9 @@
   KEYS[3] inflight      sorted set: student -> deadline (ms), tickets consumed by an enroll
                         whose transaction has not been recorded; they still hold a seat, even
                         past the deadline, until recovery (regrant-3) settles them
-  KEYS[4] facts         hash: seatsLeft, batchSize, ttl, maxActive, opensAt, closesAt (ms)
+  KEYS[4] facts         hash: seatsLeft, batchSize, ttl, maxActive, opensAt, closesAt (ms),
+                        pkgSeats (a primary with secondary sections: the packages they can
+                        still seat; admission never grants more tickets than that either)
   KEYS[5] stats         hash: tickSlot, admittedTotal, expired
   KEYS[6] ticketPrefix  prefix of ticket keys; a student's ticket key is this .. student id
                         (passed in KEYS so the hash tag, and so the slot, is the caller's)
@@ -46,9 +48,10 @@ local rcall = redis.call
 local time = rcall('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
-local f = rcall('HMGET', KEYS[4], 'seatsLeft', 'batchSize', 'ttl', 'maxActive', 'opensAt', 'closesAt')
+local f = rcall('HMGET', KEYS[4], 'seatsLeft', 'batchSize', 'ttl', 'maxActive', 'opensAt', 'closesAt', 'pkgSeats')
 if not f[1] then return { -1 } end
 local seatsLeft, batch, ttlMs, maxActive = tonumber(f[1]), tonumber(f[2]), tonumber(f[3]) * 1000, tonumber(f[4])
+if f[7] and f[7] ~= '' then seatsLeft = math.min(seatsLeft, tonumber(f[7])) end
 
 -- Tickets past their expiry are gone (their keys expired); stop counting them.
 local expired = rcall('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)

@@ -48,9 +48,12 @@ local student = ARGV[1]
 
 --- @include "draw"
 
-local f = rcall('HMGET', KEYS[6], 'seatsLeft', 'opensAt', 'preQueueMs', 'maxActive')
+local f = rcall('HMGET', KEYS[6], 'seatsLeft', 'opensAt', 'preQueueMs', 'maxActive', 'pkgSeats')
 if not f[1] then return { -1 } end
 local seatsLeft, opensAt, preQueueMs = tonumber(f[1]), tonumber(f[2]), tonumber(f[3] or '0')
+-- What can still be seated: a primary with secondary sections also needs a seat in them.
+local seats = seatsLeft
+if f[5] and f[5] ~= '' then seats = math.min(seats, tonumber(f[5])) end
 
 local drew, opened = 0, 0
 local function answer(state, detail, created, room, seq, waiting)
@@ -91,7 +94,7 @@ if opened == 0 then
   if member ~= '' and rcall('ZSCORE', KEYS[8], member) then return answer('PRE_QUEUED', 0, 0) end
   if ARGV[2] ~= '1' then return answer('NOT_QUEUED', 0, 0) end
   if member == '' or preQueueMs == 0 or now < opensAt - preQueueMs then return answer('NOT_OPEN', 0, 0) end
-  if seatsLeft <= 0 then return answer('FULL', 0, 0) end
+  if seats <= 0 then return answer('FULL', 0, 0) end
   rcall('ZADD', KEYS[8], 0, member)
   return answer('PRE_QUEUED', 0, 1)
 end
@@ -99,7 +102,7 @@ end
 if ARGV[2] ~= '1' then return answer('NOT_QUEUED', 0, 0) end
 -- Drawn, but the window was moved later since: closed to joins until it opens again.
 if now < opensAt then return answer('NOT_OPEN', 0, 0) end
-if seatsLeft <= 0 then return answer('FULL', 0, 0) end
+if seats <= 0 then return answer('FULL', 0, 0) end
 
 seq = rcall('INCR', KEYS[2])
 rcall('ZADD', KEYS[1], seq, student)
@@ -110,9 +113,9 @@ if ARGV[4] == '1' then
   -- is not needed.
   local maxActive = tonumber(f[4])
   local held = rcall('ZCARD', KEYS[7])
-  if held < maxActive and held < seatsLeft then
+  if held < maxActive and held < seats then
     held = held + rcall('ZCARD', KEYS[4])
-    if held < maxActive and held < seatsLeft then room = 1 end
+    if held < maxActive and held < seats then room = 1 end
   end
 end
 return answer('WAITING', waiting, 1, room, seq, waiting)

@@ -11,10 +11,13 @@ export class RosterService {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   async roster(lectureId: number): Promise<RosterItem[]> {
-    const rows: { found: boolean; student_id: string | null; enrolled_at: Date; queue_seq: string | null }[] = // prettier-ignore
+    const rows: { found: boolean; student_id: string | null; enrolled_at: Date; queue_seq: string | null; sections: number[] }[] = // prettier-ignore
       lectureId <= MAX_ID
         ? await this.db.query(
-            `SELECT true AS found, e.student_id, e.enrolled_at, e.queue_seq
+            // A primary's roster names the secondary sections each student holds with it.
+            `SELECT true AS found, e.student_id, e.enrolled_at, e.queue_seq,
+                    (SELECT coalesce(array_agg(s.lecture_id ORDER BY s.lecture_id), '{}') FROM enrollment s
+                      WHERE s.primary_id = l.id AND s.student_id = e.student_id) AS sections
                FROM lecture l LEFT JOIN enrollment e ON e.lecture_id = l.id
               WHERE l.id = $1
               ORDER BY e.enrolled_at, e.student_id`,
@@ -28,7 +31,7 @@ export class RosterService {
         studentId: r.student_id as string,
         enrolledAt: r.enrolled_at.toISOString(),
         queueSeq: r.queue_seq === null ? null : Number(r.queue_seq),
-        sections: [],
+        sections: r.sections.map(Number),
       }));
   }
 }

@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   NOT_ENROLLED: 404,
   CAPACITY_BELOW_ENROLLED: 409,
   HAS_ENROLLMENTS: 409,
+  SECONDARY_SECTION: 409,
+  COMPONENT_REQUIRED: 409,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   UNAVAILABLE: 503,
@@ -34,7 +36,19 @@ export interface ErrorBody {
   conflictsWith?: number[];
   /** an import's VALIDATION_FAILED: every refused section (src/catalog/import-errors.ts) */
   errors?: object[];
+  /** SECONDARY_SECTION: the primaries to join and enroll in instead */
+  primaryIds?: number[];
+  /** COMPONENT_REQUIRED: the secondary sections to choose from, by component */
+  components?: Record<string, number[]>;
+  /** FULL of a package: the section without a seat */
+  lectureId?: number;
 }
+
+/** What an error may carry besides its code and message. */
+export type ErrorExtra = Pick<
+  ErrorBody,
+  'conflictsWith' | 'errors' | 'primaryIds' | 'components' | 'lectureId'
+>;
 
 /** An error the client is meant to see, carrying one of the contract's codes. */
 export class AppError extends HttpException {
@@ -42,7 +56,7 @@ export class AppError extends HttpException {
     readonly code: ErrorCode,
     message: string,
     readonly headers: Record<string, string> = {},
-    extra: Pick<ErrorBody, 'conflictsWith' | 'errors'> = {},
+    extra: ErrorExtra = {},
   ) {
     super(
       { statusCode: ERROR_STATUS[code], code, message, ...extra } satisfies ErrorBody,

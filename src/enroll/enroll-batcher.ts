@@ -9,35 +9,43 @@ type Waiter = {
   reject: (e: unknown) => void;
 };
 
+/** What a batch enrolls in: a lecture, with the same secondary sections for everyone in it. */
+export interface EnrollTarget {
+  lectureId: number;
+  sections: number[];
+}
+
 /**
- * Group commit per lecture: enrolls that arrive while the lecture's transaction runs wait and
- * go together in the next one. One transaction at a time per lecture and instance, so the hot
+ * Group commit per lecture (and per choice of its secondary sections: a batch takes one seat in
+ * each section of one package): enrolls that arrive while the lecture's transaction runs wait
+ * and go together in the next one. One transaction at a time per lecture and instance, so the hot
  * row sees a few lock waiters however large the crowd, and under load each commit carries many
  * seats. With no crowd, a batch is one enroll and waits for nothing.
  */
 export class EnrollBatcher {
-  private readonly queues = new Map<number, Waiter[]>();
+  private readonly queues = new Map<string, Waiter[]>();
 
   constructor(
-    private readonly run: (lectureId: number, batch: EnrollRequest[]) => Promise<EnrollOutcome[]>,
+    private readonly run: (target: EnrollTarget, batch: EnrollRequest[]) => Promise<EnrollOutcome[]>, // prettier-ignore
   ) {}
 
-  submit(lectureId: number, request: EnrollRequest): Promise<EnrollOutcome> {
+  submit(target: EnrollTarget, request: EnrollRequest): Promise<EnrollOutcome> {
+    const key = `${target.lectureId}:${target.sections.join(',')}`;
     return new Promise((resolve, reject) => {
-      const queue = this.queues.get(lectureId);
+      const queue = this.queues.get(key);
       if (queue) return void queue.push({ request, resolve, reject });
-      this.queues.set(lectureId, [{ request, resolve, reject }]);
-      void this.drain(lectureId);
+      this.queues.set(key, [{ request, resolve, reject }]);
+      void this.drain(key, target);
     });
   }
 
-  private async drain(lectureId: number): Promise<void> {
-    const queue = this.queues.get(lectureId)!;
+  private async drain(key: string, target: EnrollTarget): Promise<void> {
+    const queue = this.queues.get(key)!;
     while (queue.length > 0) {
       const batch = queue.splice(0, MAX_BATCH);
       try {
         const outcomes = await this.run(
-          lectureId,
+          target,
           batch.map((w) => w.request),
         );
         batch.forEach((w, i) => w.resolve(outcomes[i]));
@@ -45,6 +53,6 @@ export class EnrollBatcher {
         batch.forEach((w) => w.reject(err));
       }
     }
-    this.queues.delete(lectureId);
+    this.queues.delete(key);
   }
 }

@@ -1,5 +1,5 @@
 import { escapeLiteral } from 'pg';
-import { LectureFacts, factsOf } from '../lectures/lecture-facts';
+import { LectureFacts, factsColumnsSql, factsOf } from '../lectures/lecture-facts';
 import { RULE_COLUMNS, RuleCode, ruleLooksSql, ruleOf, ruleRefusalSql } from '../rules';
 
 export interface EnrollRequest {
@@ -21,16 +21,19 @@ export interface RefusalDetail {
   message: string;
 }
 
-/** Every outcome carries the lecture as the transaction left it, to record in Redis. */
-export type EnrollOutcome =
+/**
+ * Every outcome carries the lecture as the transaction left it, to record in Redis; a
+ * package's also its secondary sections (`sections`).
+ */
+export type EnrollOutcome = (
   | { kind: 'ENROLLED' | 'ALREADY_ENROLLED'; enrolledAt: Date; lecture: LectureFacts }
-  | { kind: 'FULL' | 'CLOSED' | 'NOT_OPEN'; lecture: LectureFacts }
+  | { kind: 'FULL'; lecture: LectureFacts; fullId?: number }
+  | { kind: 'CLOSED' | 'NOT_OPEN' | 'COMPONENT_REQUIRED'; lecture: LectureFacts }
   | ({ kind: RuleCode; lecture: LectureFacts } & RefusalDetail)
-  | { kind: 'NOT_FOUND' | 'TOO_LATE' };
+  | { kind: 'NOT_FOUND' | 'TOO_LATE' }
+) & { sections?: LectureFacts[] };
 
-export const LECTURE_COLUMNS = `id, version, capacity, seats_left AS "seatsLeft", opens_at AS "opensAt",
-  closes_at AS "closesAt", batch_size AS "batchSize", ticket_ttl_seconds AS "ticketTtlSeconds",
-  max_active_tickets AS "maxActiveTickets", pre_queue_minutes AS "preQueueMinutes", term`;
+export const LECTURE_COLUMNS = factsColumnsSql();
 
 /**
  * Locks the (student, term) rows of these students, in student id order, after the lecture
@@ -52,28 +55,51 @@ export function lockStudentsSql(lectureId: number, studentIds: string[]): string
 }
 
 /**
- * The one statement that takes seats for students of one lecture, under its row lock and their
- * student rows' locks. In batch order, each student without a row is checked against the term's
- * rules (src/rules/, in their order); those who pass take seats while seats last and the window
- * is open. A refused
- * student hears the rule only while a seat was free for them (FULL comes first). The unique
- * index and the exclusion constraint behind the inserts refuse whatever this check missed.
+ * The one statement that takes seats for students of one lecture — with `sections`, the
+ * secondary sections of a package, one seat in each as well — under the row locks of all of
+ * them and of the students. In batch order, each student without a row is checked against the
+ * term's rules (src/rules/, in their order) on the whole package; those who pass take seats
+ * while every section of the package has one and the window is open. A refused student hears
+ * the rule only while a seat was free for them (FULL comes first, naming the section without
+ * one). The unique indexes, foreign keys and the exclusion constraint behind the inserts
+ * refuse whatever this check missed.
  */
 export function enrollStatementSql(
   lectureId: number,
   requests: EnrollRequest[],
   maxCredits: number,
+  { sections = [], exchange = false }: { sections?: number[]; exchange?: boolean } = {},
 ): string {
   const id = Number(lectureId);
+  const secs = sections.map(Number);
+  const all = [id, ...secs].join(', ');
+  // An exchange (PUT /me/enrollments/:id/sections) takes seats in the sections alone, for
+  // students who hold the primary: its seat, credits and meetings are theirs already.
+  const taking = exchange ? secs.join(', ') : all;
   const values = requests
     .map(
       (r, i) =>
         `(${escapeLiteral(r.studentId)}, ${i}, ${sqlInt(r.queueSeq)}, ${sqlInt(r.deadline)})`,
     )
     .join(', ');
+  // The meetings of what is taken: a lecture alone reads its own row's (`l`, the lecture CTE).
+  const meetings =
+    secs.length === 0
+      ? `(SELECT ${id} AS lecture_id, m.slot, m.dates FROM unnest(l.meeting_ranges, l.meeting_dates) m (slot, dates))`
+      : `(SELECT x.id AS lecture_id, m.slot, m.dates FROM lecture x,
+          unnest(x.meeting_ranges, x.meeting_dates) m (slot, dates) WHERE x.id IN (${all}))`;
+  const scope = { lectureIds: all, meetings, studentId: 'r.student_id', studentTermId: 'st.id', maxCredits }; // prettier-ignore
   return `WITH req (student_id, ord, queue_seq, deadline) AS (VALUES ${values}),
+     secs AS (SELECT * FROM lecture WHERE id IN (${secs.length > 0 ? secs.join(', ') : 'NULL'})),
      lec AS (SELECT *, opens_at <= now() AS opened,
-                    (closes_at IS NOT NULL AND closes_at <= now()) AS closed
+                    (closes_at IS NOT NULL AND closes_at <= now()) AS closed,
+                    ${exchange ? '0' : 'credits'} + (SELECT coalesce(sum(credits), 0) FROM secs)::int AS package_credits,
+                    -- the seats the package can give: its own and each section's
+                    least(${exchange ? 'NULL' : 'seats_left'}, (SELECT min(seats_left) FROM secs)) AS package_limit,
+                    -- the sections still the lecture's, one per component (and, for an enroll,
+                    -- every component): checked under the locks every link change takes
+                    ${packageOkSql(id, secs.length, exchange)} AS package_ok,
+                    section_components(id) AS components, package_seats(id) AS package_seats
                FROM lecture WHERE id = ${id}),
      had AS (SELECT e.student_id, e.enrolled_at FROM enrollment e
               WHERE e.lecture_id = ${id} AND e.student_id IN (SELECT student_id FROM req)),
@@ -86,41 +112,73 @@ export function enrollStatementSql(
          FROM req r CROSS JOIN lec l
          JOIN student_term st ON st.student_id = r.student_id AND st.term = l.term
          CROSS JOIN LATERAL (SELECT
-           ${ruleLooksSql({ lectureId: String(id), studentId: 'r.student_id', studentTermId: 'st.id', maxCredits })}
+           ${ruleLooksSql(scope)}
            OFFSET 0) c -- a fence: each look runs once per student, not once per use below
-        WHERE r.student_id NOT IN (SELECT student_id FROM had)),
+        WHERE r.student_id ${exchange ? 'IN' : 'NOT IN'} (SELECT student_id FROM had)),
      ranked AS (
        -- passing students up to and including this one, in batch order
        SELECT j.*, count(*) FILTER (WHERE j.refusal IS NULL AND j.on_time) OVER (ORDER BY j.ord) AS n
          FROM judged j),
      winners AS (SELECT r.student_id, r.queue_seq, r.student_term_id FROM ranked r, lec l
                   WHERE l.opened AND NOT l.closed AND r.refusal IS NULL AND r.on_time
-                    AND r.n <= l.seats_left),
+                    AND l.package_ok AND r.n <= l.package_limit),
      taken AS (
        UPDATE lecture SET seats_left = seats_left - (SELECT count(*) FROM winners), version = version + 1
-        WHERE id = ${id} AND EXISTS (SELECT 1 FROM winners)
-        RETURNING seats_left, version),
+        WHERE id IN (${taking}) AND EXISTS (SELECT 1 FROM winners)
+        RETURNING id, seats_left, version),
      inserted AS (
-       INSERT INTO enrollment (lecture_id, student_id, queue_seq, term, course_code, credits)
-       SELECT ${id}, w.student_id, w.queue_seq, l.term, l.course_code, l.credits FROM winners w, lec l
+       INSERT INTO enrollment (lecture_id, student_id, queue_seq, term, course_code, credits, component)
+       SELECT ${id}, w.student_id, w.queue_seq, l.term, l.course_code, l.credits, l.component
+         FROM winners w, lec l WHERE ${!exchange}
        RETURNING student_id, enrolled_at),
+     inserted_sections AS (
+       -- each names the primary's row: the foreign key checks it at the statement's end
+       INSERT INTO enrollment (lecture_id, student_id, term, course_code, credits, component, primary_id)
+       SELECT x.id, w.student_id, x.term, x.course_code, x.credits, x.component, ${id}
+         FROM winners w, secs x),
      slots AS (
        INSERT INTO enrollment_slot (lecture_id, student_id, term, student_term_id, slot, dates)
-       SELECT ${id}, w.student_id, l.term, w.student_term_id, m.slot, m.dates
-         FROM winners w, lec l, unnest(l.meeting_ranges, l.meeting_dates) m (slot, dates))
-     SELECT r.student_id, i.enrolled_at AS won_at, h.enrolled_at AS had_at, l.opened, l.closed,
-            rk.on_time, rk.refusal, rk.n < l.seats_left AS seat_free,
-            ${RULE_COLUMNS.map((c) => `rk.${c}`).join(', ')}, l.credits AS lecture_credits,
+       SELECT m.lecture_id, w.student_id, l.term, w.student_term_id, m.slot, m.dates
+         FROM winners w, lec l CROSS JOIN LATERAL ${meetings} m WHERE m.lecture_id IN (${taking}))
+     SELECT r.student_id, coalesce(i.enrolled_at, CASE WHEN w.student_id IS NOT NULL THEN h.enrolled_at END) AS won_at,
+            ${exchange ? 'NULL' : 'h.enrolled_at'} AS had_at, h.enrolled_at AS held_at, l.opened, l.closed,
+            rk.on_time, rk.refusal, rk.n < l.package_limit AS seat_free, l.package_ok,
+            ${RULE_COLUMNS.map((c) => `rk.${c}`).join(', ')}, l.package_credits AS lecture_credits,
+            ARRAY[${all}] AS package_ids,
+            -- a section without a seat for this student, and the seats left in the others of
+            -- its component (their ticket is kept while there are some)
+            CASE WHEN rk.n >= l.package_limit AND ${exchange ? 'true' : 'l.seats_left > l.package_limit'}
+                 THEN (SELECT min(x.id) FROM secs x WHERE x.seats_left = l.package_limit) END AS full_id,
             l.id, coalesce(t.version, l.version) AS version, l.capacity,
             coalesce(t.seats_left, l.seats_left) AS "seatsLeft", l.opens_at AS "opensAt",
             l.closes_at AS "closesAt", l.batch_size AS "batchSize",
             l.ticket_ttl_seconds AS "ticketTtlSeconds", l.max_active_tickets AS "maxActiveTickets",
-            l.pre_queue_minutes AS "preQueueMinutes", l.term
+            l.pre_queue_minutes AS "preQueueMinutes", l.term, l.primary_ids AS "primaryIds",
+            l.components, l.package_seats AS "packageSeats"
        FROM req r CROSS JOIN lec l
        LEFT JOIN ranked rk USING (student_id)
        LEFT JOIN inserted i USING (student_id)
+       LEFT JOIN winners w USING (student_id)
        LEFT JOIN had h USING (student_id)
-       LEFT JOIN taken t ON true`;
+       LEFT JOIN taken t ON t.id = l.id`;
+}
+
+/** True when the `count` sections of `secs` fit the lecture (see the statement's lec). */
+function packageOkSql(id: number, count: number, exchange: boolean): string {
+  if (count === 0) return 'true'; // a lecture alone: a section added meanwhile is not theirs yet
+  const mine = `(SELECT count(DISTINCT component) FROM secs WHERE primary_ids @> ARRAY[${id}])`;
+  const all = `(SELECT count(DISTINCT s.component) FROM lecture s WHERE s.primary_ids @> ARRAY[${id}])`; // prettier-ignore
+  return exchange ? `${mine} = ${count}` : `${mine} = ${count} AND ${all} = ${count}`;
+}
+
+/**
+ * The seats left among the other secondaries of a full section's component naming the primary:
+ * while there are some, a student refused for that section keeps their ticket to choose another.
+ */
+export function otherSeatsSql(primaryId: number, fullId: number): string {
+  return `SELECT coalesce(sum(greatest(o.seats_left, 0)), 0)::int AS seats FROM lecture o, lecture f
+           WHERE f.id = ${Number(fullId)} AND o.primary_ids @> ARRAY[${Number(primaryId)}]
+             AND o.component = f.component AND o.id <> f.id`;
 }
 
 /** A rule's refusal (and no other outcome). */
@@ -132,9 +190,13 @@ export function outcomeOf(r: Record<string, unknown>): EnrollOutcome {
   const lecture = factsOf(r as unknown as Parameters<typeof factsOf>[0]);
   if (r.won_at) return { kind: 'ENROLLED', enrolledAt: r.won_at as Date, lecture };
   if (r.had_at) return { kind: 'ALREADY_ENROLLED', enrolledAt: r.had_at as Date, lecture };
+  // An admin changed the lecture's sections since the choice was checked: choose again.
+  if (r.package_ok === false) return { kind: 'COMPONENT_REQUIRED', lecture };
   if (r.closed) return { kind: 'CLOSED', lecture };
   if (!r.opened) return { kind: 'NOT_OPEN', lecture };
-  if (!r.seat_free) return { kind: 'FULL', lecture };
+  if (!r.seat_free) {
+    return r.full_id ? { kind: 'FULL', lecture, fullId: Number(r.full_id) } : { kind: 'FULL', lecture }; // prettier-ignore
+  }
   // Late: recovery may have settled the hold; not judged on the rules, so not refused by them.
   if (r.on_time === false) return { kind: 'TOO_LATE' };
   if (r.refusal) {

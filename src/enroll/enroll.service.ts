@@ -3,6 +3,7 @@ import { AppError, lectureNotFound } from '../common/error-codes';
 import { infraStore, isInfraError } from '../common/infra-errors';
 import { Hold, Holds } from '../holds/holds.service';
 import { OutcomeUnknown } from '../holds/outcome-unknown';
+import { LectureFacts } from '../lectures/lecture-facts';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
@@ -25,8 +26,18 @@ export class EnrollView {
   lectureId: number;
   enrolledAt: string;
   seatsLeft: number;
+  /** a package: the secondary sections taken with the lecture (ids, ascending) */
+  sections?: number[];
   /** a swap: the lecture whose seat was given up in the same transaction */
   swappedFrom?: number;
+}
+
+/** The answer to PUT /me/enrollments/:id/sections. */
+export class SectionsView {
+  lectureId: number;
+  /** the secondary sections held with the lecture now (ids, ascending) */
+  sections: number[];
+  seatsLeft: number;
 }
 
 type Answer = { created: boolean; view: EnrollView };
@@ -35,7 +46,14 @@ type Answer = { created: boolean; view: EnrollView };
 export class EnrollService {
   // One seat transaction at a time per lecture, carrying every enroll that waited for it:
   // pgbench on one row ran ~2.15k/s at 4 clients and 1.2k/s at 64, one enroll per transaction.
-  private readonly batcher = new EnrollBatcher((id, batch) => this.seats.enrollBatch(id, batch));
+  private readonly batcher = new EnrollBatcher(async ({ lectureId, sections }, batch) => {
+    const outcomes = await this.seats.enrollBatch(lectureId, batch, sections);
+    // A package's sections as the commit left them, recorded once for the whole batch.
+    const won = outcomes.filter((o) => o.kind === 'ENROLLED');
+    const students = batch.filter((_, i) => outcomes[i].kind === 'ENROLLED').map((r) => r.studentId); // prettier-ignore
+    if (won.length > 0) await this.facts.recordSections(won[0].sections ?? [], 'enrolled', students); // prettier-ignore
+    return outcomes;
+  });
 
   constructor(
     private readonly holds: Holds,
@@ -49,8 +67,14 @@ export class EnrollService {
    * Consume the ticket first (one DEL only one request wins), then the row-locked transaction.
    * A failure that is not the student's gives the ticket back and answers UNAVAILABLE.
    */
-  async enroll(lectureId: number, studentId: string, swapFrom?: number): Promise<Answer> {
-    const lecture = await this.facts.get(lectureId); // LECTURE_NOT_FOUND before any ticket
+  async enroll(
+    lectureId: number,
+    studentId: string,
+    { swapFrom, sections }: { swapFrom?: number; sections?: number[] } = {},
+  ): Promise<Answer> {
+    // LECTURE_NOT_FOUND, SECONDARY_SECTION and COMPONENT_REQUIRED before any ticket
+    const lecture = await this.facts.getPrimary(lectureId);
+    const chosen = chosenPackage(lecture, sections ?? [], { whole: true });
     if (swapFrom !== undefined) {
       if (swapFrom === lectureId) {
         throw new AppError('VALIDATION_FAILED', 'swapFrom must be another lecture than the one enrolled in'); // prettier-ignore
@@ -60,7 +84,7 @@ export class EnrollService {
       if (from.term !== lecture.term) throw otherTerm(swapFrom);
     }
     try {
-      const result = await this.consumeAndEnroll(lectureId, studentId, swapFrom);
+      const result = await this.consumeAndEnroll(lectureId, studentId, swapFrom, chosen);
       this.metrics.enrollOutcome(lectureId, result.view.status);
       return result;
     } catch (err) {
@@ -76,6 +100,7 @@ export class EnrollService {
     lectureId: number,
     studentId: string,
     swapFrom: number | undefined,
+    sections: number[],
   ): Promise<Answer> {
     const hold = await this.holds.take(lectureId, studentId);
     if (hold === null) return this.withoutTicket(lectureId, studentId);
@@ -86,19 +111,24 @@ export class EnrollService {
       throw await this.unavailable(hold, 'the database could not take the enrollment', err);
     };
     if (swapFrom === undefined) {
-      const outcome = await this.batcher.submit(lectureId, request).catch(faulted);
-      return this.answer(hold, outcome);
+      const outcome = await this.batcher.submit({ lectureId, sections }, request).catch(faulted);
+      return this.answer(hold, outcome, sections);
     }
 
-    const swapped = await this.seats.swap(lectureId, swapFrom, request).catch(faulted);
+    const fromSections = await this.seats.heldSections(swapFrom, studentId).catch(faulted);
+    const swapped = await this.seats
+      .swap(lectureId, swapFrom, request, { sections, fromSections })
+      .catch(faulted);
     switch (swapped.kind) {
       case 'SWAPPED': {
         const { taken, freed } = swapped;
         await this.holds.settle(hold, taken.lecture, true);
+        await this.facts.recordSections(swapped.sections, 'enrolled', [studentId]);
+        await this.facts.recordSections(swapped.freedSections, 'cancelled', [studentId]);
         // The seat given up goes to the next student of its queue, as a cancel's does.
         await this.holds.seatFreed(freed.lecture, studentId, freed.releaseId);
         const v = view('ENROLLED', lectureId, taken.enrolledAt, taken.lecture.seatsLeft);
-        return { created: true, view: { ...v, swappedFrom: swapFrom } };
+        return { created: true, view: { ...v, ...sectionsOf(sections), swappedFrom: swapFrom } };
       }
       case 'NOT_ENROLLED':
         await this.holds.giveBack(hold);
@@ -107,12 +137,12 @@ export class EnrollService {
         await this.holds.giveBack(hold);
         throw otherTerm(swapFrom);
       case 'KEPT':
-        return this.answer(hold, swapped.outcome);
+        return this.answer(hold, swapped.outcome, sections);
     }
   }
 
   /** The answer to one seat transaction's outcome, the ticket's fate settled first. */
-  private async answer(hold: Hold, outcome: EnrollOutcome): Promise<Answer> {
+  private async answer(hold: Hold, outcome: EnrollOutcome, sections: number[]): Promise<Answer> {
     const { lectureId } = hold;
     if (isRefusal(outcome)) {
       // A rule refused: the student may drop or swap and come back without queueing again.
@@ -127,25 +157,49 @@ export class EnrollService {
       case 'ENROLLED':
       case 'ALREADY_ENROLLED': {
         await this.holds.settle(hold, outcome.lecture, true);
+        const created = outcome.kind === 'ENROLLED';
         const v = view(outcome.kind, lectureId, outcome.enrolledAt, outcome.lecture.seatsLeft);
-        return { created: outcome.kind === 'ENROLLED', view: v };
+        return { created, view: created ? { ...v, ...sectionsOf(sections) } : v };
       }
       case 'FULL':
+        if (outcome.fullId !== undefined) return this.sectionFull(hold, outcome, outcome.fullId);
+        await this.holds.settle(hold, outcome.lecture, false);
+        throw new AppError('FULL', 'no seat is left');
       case 'CLOSED':
         await this.holds.settle(hold, outcome.lecture, false);
-        throw new AppError(
-          outcome.kind,
-          outcome.kind === 'FULL' ? 'no seat is left' : 'enrollment has closed',
-        );
+        throw new AppError('CLOSED', 'enrollment has closed');
       case 'NOT_OPEN':
         // The admin moved the window after this admission: not the student's doing.
         await this.holds.giveBack(hold);
         throw new AppError('NOT_OPEN', 'enrollment has not opened yet');
+      case 'COMPONENT_REQUIRED':
+        await this.holds.giveBack(hold); // the sections changed under the choice: choose again
+        throw componentRequired(outcome.lecture, true);
       case 'TOO_LATE':
         throw await this.unavailable(hold, 'the enrollment waited too long');
       case 'NOT_FOUND':
         throw lectureNotFound(lectureId);
     }
+  }
+
+  /**
+   * A secondary section of the package had no seat: the ticket is kept while another section
+   * of its component naming the lecture has one (the student may choose it), and ends as a
+   * plain FULL's does when none has.
+   */
+  private async sectionFull(
+    hold: Hold,
+    outcome: EnrollOutcome & { kind: 'FULL' },
+    fullId: number,
+  ): Promise<never> {
+    const extra = { lectureId: fullId };
+    const others = await this.seats.otherSeats(hold.lectureId, fullId).catch(() => 0);
+    if (others > 0 && (await this.holds.giveBack(hold))) {
+      const until = new Date(Date.now() + hold.msLeft).toISOString();
+      throw new AppError('FULL', `section ${fullId} has no seat left; choose another of its component: your ticket is kept until ${until}`, {}, extra); // prettier-ignore
+    }
+    await this.holds.settle(hold, outcome.lecture, false);
+    throw new AppError('FULL', `section ${fullId} has no seat left, nor does any other of its component`, {}, extra); // prettier-ignore
   }
 
   /**
@@ -170,13 +224,49 @@ export class EnrollService {
     return { created: false, view: view('ALREADY_ENROLLED', lectureId, enrolledAt, seatsLeft) };
   }
 
-  /** Deletes the enrollment and gives the seat back; the queue moves on at once. */
+  /**
+   * Deletes the enrollment — a package's secondary sections with it — and gives the seats
+   * back; the queue moves on at once.
+   */
   async cancel(lectureId: number, studentId: string): Promise<void> {
-    await this.facts.get(lectureId);
-    const outcome = await this.seats.cancel(lectureId, studentId);
+    await this.facts.getPrimary(lectureId);
+    const sections = await this.seats.heldSections(lectureId, studentId);
+    const outcome = await this.seats.cancel(lectureId, studentId, sections);
     if (outcome.kind === 'NOT_ENROLLED')
       throw new AppError('NOT_ENROLLED', 'you hold no seat in this lecture');
+    await this.facts.recordSections(outcome.freedSections, 'cancelled', [studentId]);
     await this.holds.seatFreed(outcome.lecture, studentId, outcome.releaseId);
+  }
+
+  /**
+   * PUT /me/enrollments/:id/sections: the held sections of the named components exchanged for
+   * the named ones, in one transaction, under the enroll's rules; no ticket needed.
+   */
+  async exchange(lectureId: number, studentId: string, sections: number[]): Promise<SectionsView> {
+    const lecture = await this.facts.getPrimary(lectureId);
+    const chosen = chosenPackage(lecture, sections, { whole: false });
+    const held = await this.seats.heldSections(lectureId, studentId);
+    const outcome = chosen.every((s) => held.includes(s))
+      ? await this.unchanged(lecture, studentId, held)
+      : await this.seats.exchange(lectureId, studentId, chosen, held);
+    switch (outcome.kind) {
+      case 'EXCHANGED':
+        // The primary's package seats changed: its facts go first, so admission counts them.
+        await this.facts.recordSections([outcome.lecture, ...outcome.written], '', []);
+        void this.channel.studentsChanged(lectureId, [studentId]);
+        return { lectureId, sections: outcome.sections, seatsLeft: outcome.lecture.seatsLeft };
+      case 'NOT_ENROLLED':
+        throw new AppError('NOT_ENROLLED', 'you hold no seat in this lecture');
+      case 'KEPT':
+        throw refusedExchange(outcome.outcome);
+    }
+  }
+
+  /** Every named section held already: nothing to exchange (NOT_ENROLLED without the lecture). */
+  private async unchanged(lecture: LectureFacts, studentId: string, held: number[]) {
+    const enrolledAt = await this.seats.enrolledAt(lecture.id, studentId);
+    if (!enrolledAt) return { kind: 'NOT_ENROLLED' as const };
+    return { kind: 'EXCHANGED' as const, lecture, sections: held, written: [] };
   }
 
   async enrollmentsOf(studentId: string): Promise<MyEnrollments> {
@@ -195,6 +285,62 @@ export class EnrollService {
     }
     const kept = await this.holds.giveBack(hold);
     return new AppError('UNAVAILABLE', kept ? `${why}; your ticket was kept, try again` : `${why}; ${later}`); // prettier-ignore
+  }
+}
+
+/**
+ * The secondary sections named for a primary, ascending, when they are one of each of its
+ * components (`whole`: each component named; else some), every one a secondary of it;
+ * otherwise COMPONENT_REQUIRED listing the choices.
+ */
+function chosenPackage(
+  lecture: LectureFacts,
+  sections: number[],
+  { whole }: { whole: boolean },
+): number[] {
+  const choices = lecture.components;
+  const componentOf = new Map(Object.entries(choices).flatMap(([c, ids]) => ids.map((id) => [id, c]))); // prettier-ignore
+  const named = sections.map((s) => componentOf.get(s));
+  const distinct = new Set(named);
+  const ok =
+    named.every((c) => c !== undefined) &&
+    distinct.size === sections.length &&
+    (!whole || distinct.size === Object.keys(choices).length) &&
+    (whole || sections.length > 0);
+  if (!ok) throw componentRequired(lecture, whole);
+  return [...sections].sort((a, b) => a - b);
+}
+
+/** COMPONENT_REQUIRED with the lecture's choices. */
+function componentRequired(lecture: LectureFacts, whole: boolean): AppError {
+  const choices = lecture.components;
+  const listed = Object.entries(choices).map(([c, ids]) => `${c}: ${ids.join(', ')}`).join('; '); // prettier-ignore
+  const what = Object.keys(choices).length === 0
+    ? `lecture ${lecture.id} has no secondary sections: enroll without sections`
+    : `choose one section of ${whole ? 'each' : 'some'} component of lecture ${lecture.id} (${listed})`; // prettier-ignore
+  return new AppError('COMPONENT_REQUIRED', what, {}, { components: choices });
+}
+
+/** Only a package's answer names its sections. */
+const sectionsOf = (sections: number[]) => (sections.length > 0 ? { sections } : {});
+
+/** An exchange refused: the enroll's refusals, without a ticket to speak of. */
+function refusedExchange(outcome: EnrollOutcome): AppError {
+  if (isRefusal(outcome)) {
+    const extra = outcome.conflictsWith ? { conflictsWith: outcome.conflictsWith } : {};
+    return new AppError(outcome.kind, outcome.message, {}, extra);
+  }
+  switch (outcome.kind) {
+    case 'FULL':
+      return new AppError('FULL', `section ${outcome.fullId ?? ''} has no seat left`.replace('  ', ' '), {}, outcome.fullId !== undefined ? { lectureId: outcome.fullId } : {}); // prettier-ignore
+    case 'CLOSED':
+      return new AppError('CLOSED', 'enrollment has closed');
+    case 'NOT_OPEN':
+      return new AppError('NOT_OPEN', 'enrollment has not opened yet');
+    case 'COMPONENT_REQUIRED':
+      return componentRequired(outcome.lecture, false);
+    default:
+      return new AppError('UNAVAILABLE', 'the exchange could not be settled; try again');
   }
 }
 

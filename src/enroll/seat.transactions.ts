@@ -13,8 +13,16 @@ import {
   LECTURE_COLUMNS,
   enrollStatementSql,
   lockStudentsSql,
+  otherSeatsSql,
   outcomeOf,
 } from './enroll-statement';
+import {
+  factsOfSql,
+  freeSectionsSql,
+  heldSectionsSql,
+  lockLecturesSql,
+  touchSql,
+} from './package-statements';
 
 export type { EnrollOutcome, EnrollRequest } from './enroll-statement';
 
@@ -24,13 +32,32 @@ export interface FreedSeat {
   releaseId: string;
 }
 
-export type CancelOutcome = ({ kind: 'CANCELLED' } & FreedSeat) | { kind: 'NOT_ENROLLED' };
+export type CancelOutcome =
+  ({ kind: 'CANCELLED'; freedSections: LectureFacts[] } & FreedSeat) | { kind: 'NOT_ENROLLED' };
 
-/** A swap's result: the seat taken and the lecture given up, or why nothing changed. */
+/** A swap's result: the seats taken and the lecture given up, or why nothing changed. */
 export type SwapOutcome =
-  | { kind: 'SWAPPED'; taken: { enrolledAt: Date; lecture: LectureFacts }; freed: FreedSeat }
+  | {
+      kind: 'SWAPPED';
+      taken: { enrolledAt: Date; lecture: LectureFacts };
+      /** the secondary sections taken with it, and those given up, as left */
+      sections: LectureFacts[];
+      freed: FreedSeat;
+      freedSections: LectureFacts[];
+    }
   | { kind: 'NOT_ENROLLED' | 'OTHER_TERM' }
   | { kind: 'KEPT'; outcome: EnrollOutcome };
+
+/** An exchange's result: the primary and the sections held after it, or why nothing changed. */
+export type ExchangeOutcome =
+  | { kind: 'EXCHANGED'; lecture: LectureFacts; sections: number[]; written: LectureFacts[] }
+  | { kind: 'NOT_ENROLLED' }
+  | { kind: 'KEPT'; outcome: EnrollOutcome };
+
+/** An exchange takes no ticket: its deadline only bounds the statement's own run. */
+const EXCHANGE_DEADLINE_MS = 60_000;
+
+const NOT_FOUND: EnrollOutcome = { kind: 'NOT_FOUND' };
 
 /**
  * The seat transactions, each sent as ONE round trip (a multi-statement simple query), so the
@@ -63,88 +90,159 @@ export class SeatTransactions {
    * each request's outcome, in the order given. Throws OutcomeUnknown when the connection failed
    * after the transaction (COMMIT included) was sent.
    */
-  async enrollBatch(lectureId: number, requests: EnrollRequest[]): Promise<EnrollOutcome[]> {
+  async enrollBatch(
+    lectureId: number,
+    requests: EnrollRequest[],
+    sections: number[] = [],
+  ): Promise<EnrollOutcome[]> {
     const id = Number(lectureId);
     const once = [...new Map(requests.map((r) => [r.studentId, r])).values()];
     const results = await this.transaction(
       await this.connect(),
-      `SELECT 1 FROM lecture WHERE id = ${id} FOR NO KEY UPDATE`,
+      lockLecturesSql([id, ...sections]),
       ...lockStudentsSql(
         id,
         once.map((r) => r.studentId),
       ),
       // After the locks: this statement's snapshot sees every seat and row committed before.
-      enrollStatementSql(id, once, this.config.maxCredits),
+      enrollStatementSql(id, once, this.config.maxCredits, { sections }),
+      // A package's lectures as it left them: their seats, and the primary's package seats.
+      ...(sections.length > 0 ? [factsOfSql([id, ...sections])] : []),
     );
     const rows = results[BEGIN_STATEMENTS + 3].rows;
-    const outcomes = new Map(rows.map((r) => [r.student_id as string, outcomeOf(r)]));
+    const after = packageAfter(results[BEGIN_STATEMENTS + 4], sections);
+    const outcomes = new Map(
+      rows.map((r) => [r.student_id as string, withPackage(outcomeOf(r), id, after)]),
+    );
     return requests.map((r) => outcomes.get(r.studentId) ?? { kind: 'NOT_FOUND' });
   }
 
-  /**
-   * Gives up the seat in `fromId` and takes one in `lectureId`, in one transaction, both or
-   * neither: both lecture rows locked in id order, then the student's term row; the seat given
-   * up first, so the rules see the timetable without it; committed only if the new seat was
-   * taken, else rolled back. Two round trips (the decision needs the first one's answer); the
-   * seat given up is written to seat_release with it (the sweep records it in Redis if this
-   * instance cannot: src/holds/seat-releases.ts).
-   */
-  async swap(lectureId: number, fromId: number, request: EnrollRequest): Promise<SwapOutcome> {
-    const [id, from] = [Number(lectureId), Number(fromId)];
-    const sid = escapeLiteral(request.studentId);
-    const client = await this.connect();
-    const sql = [
-      ...BEGIN_BOUNDED,
-      `SELECT id, term FROM lecture WHERE id IN (${id}, ${from}) ORDER BY id FOR NO KEY UPDATE`,
-      ...lockStudentsSql(id, [request.studentId]),
-      freeSeatSql(from, sid, `AND term = (SELECT term FROM lecture WHERE id = ${id})`),
-      enrollStatementSql(id, [request], this.config.maxCredits),
-    ].join(';\n');
-    const at = BEGIN_STATEMENTS;
-    let committing = false;
-    try {
-      const results = (await client.query(sql)) as unknown as QueryResult[];
-      const terms = new Set(results[at].rows.map((r: { term: string }) => r.term));
-      const freed = results[at + 3].rows[0];
-      const row = results[at + 4].rows[0];
-      const outcome: EnrollOutcome = row ? outcomeOf(row) : { kind: 'NOT_FOUND' };
-      if (freed && outcome.kind === 'ENROLLED') {
-        committing = true;
-        await client.query('COMMIT');
-        client.release();
-        const taken = { enrolledAt: outcome.enrolledAt, lecture: outcome.lecture };
-        return { kind: 'SWAPPED', taken, freed: freedOf(freed) };
-      }
-      await client.query('ROLLBACK');
-      client.release();
-      if (outcome.kind === 'NOT_FOUND' || outcome.kind === 'ALREADY_ENROLLED') {
-        return { kind: 'KEPT', outcome };
-      }
-      if (terms.size > 1) return { kind: 'OTHER_TERM' };
-      if (!freed) return { kind: 'NOT_ENROLLED' };
-      return { kind: 'KEPT', outcome };
-    } catch (err) {
-      await client.query('ROLLBACK').then(
-        () => client.release(),
-        (rollbackErr: Error) => client.release(rollbackErr),
-      );
-      throw committing ? OutcomeUnknown.unless(err) : err;
-    }
+  /** The seats left in the other sections of a full section's component (see otherSeatsSql). */
+  async otherSeats(primaryId: number, fullId: number): Promise<number> {
+    const { rows } = await this.pool.query(otherSeatsSql(primaryId, fullId));
+    return Number(rows[0].seats);
   }
 
   /**
-   * Locks the lecture row, deletes the student's row and gives the seat back, writing the
-   * release to seat_release in the same transaction.
+   * Gives up the seat in `fromId` (with the secondary sections held with it, `fromSections`, read
+   * beforehand) and takes one in `lectureId` (with `sections`), in one transaction, all or none:
+   * every lecture row locked in id order, then the student's term row; the seats given up
+   * first, so the rules see the timetable without them; committed only if the new seats were
+   * taken, else rolled back. Two round trips (the decision needs the first one's answer); the
+   * primary's seat given up is written to seat_release with it (the sweep records it in Redis
+   * if this instance cannot: src/holds/seat-releases.ts).
    */
-  async cancel(lectureId: number, studentId: string): Promise<CancelOutcome> {
+  async swap(
+    lectureId: number,
+    fromId: number,
+    request: EnrollRequest,
+    { sections = [], fromSections = [] }: { sections?: number[]; fromSections?: number[] } = {},
+  ): Promise<SwapOutcome> {
+    const [id, from] = [Number(lectureId), Number(fromId)];
+    const sid = escapeLiteral(request.studentId);
+    const touched = [id, ...sections];
+    return this.decided<SwapOutcome>(
+      [
+        lockLecturesSql([id, from, ...sections, ...fromSections]),
+        ...lockStudentsSql(id, [request.studentId]),
+        freeSectionsSql(from, sid),
+        freeSeatSql(from, sid, `AND term = (SELECT term FROM lecture WHERE id = ${id})`),
+        enrollStatementSql(id, [request], this.config.maxCredits, { sections }),
+        factsOfSql(touched),
+      ],
+      ([locked, , , freedSections, freedRows, enrolled, after]) => {
+        const terms = new Set(locked.rows.filter((r) => [id, from].includes(r.id)).map((r) => r.term)); // prettier-ignore
+        const freed = freedRows.rows[0];
+        const row = enrolled.rows[0];
+        const outcome = row ? withPackage(outcomeOf(row), id, packageAfter(after, sections)) : NOT_FOUND; // prettier-ignore
+        if (freed && outcome.kind === 'ENROLLED') {
+          const taken = { enrolledAt: outcome.enrolledAt, lecture: outcome.lecture };
+          const left = freedSections.rows.map(factsOf);
+          const value: SwapOutcome = { kind: 'SWAPPED', taken, sections: outcome.sections ?? [], freed: freedOf(freed), freedSections: left }; // prettier-ignore
+          return { commit: true, value };
+        }
+        if (outcome.kind === 'NOT_FOUND' || outcome.kind === 'ALREADY_ENROLLED') {
+          return { commit: false, value: { kind: 'KEPT', outcome } };
+        }
+        if (terms.size > 1) return { commit: false, value: { kind: 'OTHER_TERM' } };
+        if (!freed) return { commit: false, value: { kind: 'NOT_ENROLLED' } };
+        return { commit: false, value: { kind: 'KEPT', outcome } };
+      },
+    );
+  }
+
+  /**
+   * Exchanges the student's secondary sections of the named sections' components for them
+   * (PUT /me/enrollments/:id/sections): the old seats given back and the new ones taken under
+   * the same rules as an enroll, in one transaction, committed only if every new seat was
+   * taken. `held`: the sections held now, read beforehand, so that every row is locked in id
+   * order first.
+   */
+  async exchange(
+    primaryId: number,
+    studentId: string,
+    sections: number[],
+    held: number[],
+  ): Promise<ExchangeOutcome> {
+    const id = Number(primaryId);
+    const sid = escapeLiteral(studentId);
+    const taking = sections.filter((s) => !held.includes(s));
+    const request = { studentId, deadline: Date.now() + EXCHANGE_DEADLINE_MS, queueSeq: null };
+    return this.decided<ExchangeOutcome>(
+      [
+        lockLecturesSql([id, ...held, ...sections]),
+        ...lockStudentsSql(id, [studentId]),
+        freeSectionsSql(id, sid, sections),
+        enrollStatementSql(id, [request], this.config.maxCredits, { sections: taking, exchange: true }), // prettier-ignore
+        touchSql(id),
+        factsOfSql([id, ...taking]),
+        heldSectionsSql(id, sid),
+      ],
+      ([, , , freedSections, enrolled, , after, now]) => {
+        const row = enrolled.rows[0];
+        if (!row?.held_at) return { commit: false, value: { kind: 'NOT_ENROLLED' } };
+        const outcome = withPackage(outcomeOf(row), id, packageAfter(after, taking));
+        if (outcome.kind !== 'ENROLLED') return { commit: false, value: { kind: 'KEPT', outcome } };
+        const freed = freedSections.rows.map(factsOf);
+        const value: ExchangeOutcome = {
+          kind: 'EXCHANGED',
+          lecture: outcome.lecture,
+          sections: now.rows[0].sections.map(Number),
+          written: [...(outcome.sections ?? []), ...freed],
+        };
+        return { commit: true, value };
+      },
+    );
+  }
+
+  /**
+   * Locks the lecture rows (the primary and `sections`, the secondaries held with it, read
+   * beforehand), deletes the student's rows — the secondaries' first — and gives the seats
+   * back, writing the primary's release to seat_release in the same transaction.
+   */
+  async cancel(
+    lectureId: number,
+    studentId: string,
+    sections: number[] = [],
+  ): Promise<CancelOutcome> {
     const id = Number(lectureId);
+    const sid = escapeLiteral(studentId);
     const results = await this.transaction(
       await this.connect(),
-      `SELECT 1 FROM lecture WHERE id = ${id} FOR NO KEY UPDATE`,
-      freeSeatSql(id, escapeLiteral(studentId)),
+      lockLecturesSql([id, ...sections]),
+      freeSectionsSql(id, sid),
+      freeSeatSql(id, sid),
     );
-    const row = results[BEGIN_STATEMENTS + 1].rows[0];
-    return row ? { kind: 'CANCELLED', ...freedOf(row) } : { kind: 'NOT_ENROLLED' };
+    const row = results[BEGIN_STATEMENTS + 2].rows[0];
+    if (!row) return { kind: 'NOT_ENROLLED' };
+    const freedSections = results[BEGIN_STATEMENTS + 1].rows.map(factsOf);
+    return { kind: 'CANCELLED', ...freedOf(row), freedSections };
+  }
+
+  /** The secondary sections the student holds with a primary (no lock: re-read under them). */
+  async heldSections(primaryId: number, studentId: string): Promise<number[]> {
+    const { rows } = await this.pool.query(heldSectionsSql(primaryId, escapeLiteral(studentId)));
+    return rows[0].sections.map(Number);
   }
 
   async enrollmentsOf(
@@ -165,6 +263,35 @@ export class SeatTransactions {
       [lectureId, studentId],
     );
     return rows[0]?.enrolled_at ?? null;
+  }
+
+  /**
+   * BEGIN; time-outs; the statements — one round trip — then COMMIT or ROLLBACK as `decide`
+   * says from their results (one per statement, BEGIN's left out). A connection lost while
+   * committing leaves the outcome unknown (OutcomeUnknown).
+   */
+  private async decided<T>(
+    statements: string[],
+    decide: (results: QueryResult[]) => { commit: boolean; value: T },
+  ): Promise<T> {
+    const client = await this.connect();
+    let committing = false;
+    try {
+      const results = (await client.query(
+        [...BEGIN_BOUNDED, ...statements].join(';\n'),
+      )) as unknown as QueryResult[];
+      const { commit, value } = decide(results.slice(BEGIN_STATEMENTS));
+      committing = commit;
+      await client.query(commit ? 'COMMIT' : 'ROLLBACK');
+      client.release();
+      return value;
+    } catch (err) {
+      await client.query('ROLLBACK').then(
+        () => client.release(),
+        (rollbackErr: Error) => client.release(rollbackErr),
+      );
+      throw committing ? OutcomeUnknown.unless(err) : err;
+    }
   }
 
   private connect(): Promise<PoolClient> {
@@ -219,4 +346,17 @@ function freedOf(row: Record<string, unknown>): FreedSeat {
   };
 }
 
-/** The query that was running fails with the same error; see SeatTransactions.connect. */
+/** A package's lectures as the transaction left them (none for a lecture taken alone). */
+function packageAfter(result: QueryResult | undefined, sections: number[]): LectureFacts[] {
+  return sections.length > 0 && result ? result.rows.map(factsOf) : [];
+}
+
+/**
+ * A package's outcome with the lectures as the transaction left them: the primary's facts (its
+ * package seats now counted after this batch) and the sections' to record.
+ */
+function withPackage(outcome: EnrollOutcome, id: number, after: LectureFacts[]): EnrollOutcome {
+  if (after.length === 0 || !('lecture' in outcome)) return outcome;
+  const lecture = after.find((f) => f.id === id) ?? outcome.lecture;
+  return { ...outcome, lecture, sections: after.filter((f) => f.id !== id) };
+}

@@ -34,7 +34,7 @@ export class LiveController {
    * MAX_STREAMS.
    */
   @ApiProduces('text/event-stream')
-  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'CLOSED', 'RATE_LIMITED')
+  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'SECONDARY_SECTION', 'CLOSED', 'RATE_LIMITED')
   @ApiResponse({ status: 204, description: 'a reconnect to a stream that has ended for good' })
   @ApiOperation({ summary: 'Follow my queue status live (Server-Sent Events)' })
   @Get('queue/events')

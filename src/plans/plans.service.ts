@@ -57,8 +57,8 @@ export class PlansService {
    * Two edits of one plan at once take turns (API.md v4, Corrections: both 200, one list stored).
    */
   async put(studentId: string, term: string, lectureIds: number[]): Promise<PlanView> {
-    const found: (PlannedLecture & { term: string })[] = await this.db.query(
-      `SELECT id, term, course_code AS "courseCode", credits, meetings
+    const found: (PlannedLecture & { term: string; primaryIds: number[] })[] = await this.db.query(
+      `SELECT id, term, course_code AS "courseCode", credits, meetings, primary_ids AS "primaryIds"
          FROM lecture WHERE id = ANY($1::int[])`,
       [lectureIds.filter((id) => id <= MAX_ID)], // a larger id names no lecture
     );
@@ -70,6 +70,14 @@ export class PlansService {
       throw new AppError(
         'VALIDATION_FAILED',
         `lecture ${elsewhere.id} is in term ${elsewhere.term}, not ${term}`,
+      );
+    }
+    // Only primaries have queues: a secondary section is chosen when its primary is enrolled.
+    const secondary = found.find((l) => l.primaryIds.length > 0);
+    if (secondary) {
+      throw new AppError(
+        'VALIDATION_FAILED',
+        `lecture ${secondary.id} is a secondary section, chosen when enrolling in lecture ${secondary.primaryIds.join(' or ')}: plan that instead`,
       );
     }
     const dropped = await this.db.transaction(async (tx) => {

@@ -15,7 +15,15 @@ export class QueueController {
   constructor(private readonly queue: QueueService) {}
 
   /** 201 on first join; 200 with the unchanged place when already waiting, admitted or enrolled. */
-  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'NOT_OPEN', 'CLOSED', 'FULL', 'RATE_LIMITED')
+  @ApiErrors(
+    'FORBIDDEN',
+    'LECTURE_NOT_FOUND',
+    'SECONDARY_SECTION',
+    'NOT_OPEN',
+    'CLOSED',
+    'FULL',
+    'RATE_LIMITED',
+  )
   @ApiOperation({ summary: 'Join the queue (or, before opening, the pre-queue)' })
   @ApiResponse({
     status: 201,
@@ -41,7 +49,7 @@ export class QueueController {
   }
 
   /** Once the window has closed: 409 CLOSED, unless the student holds a seat (ENROLLED). */
-  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'CLOSED', 'RATE_LIMITED')
+  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'SECONDARY_SECTION', 'CLOSED', 'RATE_LIMITED')
   @ApiOperation({ summary: 'Read my queue status' })
   @Get('queue')
   @UseGuards(RateLimitGuard)
@@ -53,7 +61,7 @@ export class QueueController {
     return this.queue.status(id, user.id);
   }
 
-  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'RATE_LIMITED')
+  @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'SECONDARY_SECTION', 'RATE_LIMITED')
   @ApiOperation({ summary: 'Leave the queue or hand back a ticket' })
   @Delete('queue')
   @UseGuards(RateLimitGuard)

@@ -65,7 +65,7 @@ export class QueueService {
     studentId: string,
     { planned = false } = {},
   ): Promise<{ created: boolean; status: QueueStatusView }> {
-    const facts = await this.facts.get(lectureId);
+    const facts = await this.facts.getPrimary(lectureId);
     // Before the pre-queue's window the join script answers NOT_OPEN, unless the student is
     // pre-queued already (the window shortened since): that join answers their place.
     if (isClosed(facts)) throw closed();
@@ -147,7 +147,7 @@ export class QueueService {
     lectureId: number,
     studentId: string,
   ): Promise<{ status: QueueStatusView; seq: number | null }> {
-    const facts = await this.facts.get(lectureId);
+    const facts = await this.facts.getPrimary(lectureId);
     const place = await this.placeOf(facts, studentId, false);
     if (place.state !== 'ENROLLED' && isClosed(facts)) throw closed();
     return { status: this.view(lectureId, place, facts), seq: place.seq };
@@ -216,7 +216,7 @@ export class QueueService {
 
   /** Gives up the place or the unused ticket; the slot goes to the next student. */
   async leave(lectureId: number, studentId: string): Promise<void> {
-    const facts = await this.facts.get(lectureId); // LECTURE_NOT_FOUND before anything else
+    const facts = await this.facts.getPrimary(lectureId); // LECTURE_NOT_FOUND before anything
     const member = await this.memberFor(facts, studentId);
     const { left, gaveBack } = await this.line.leave(lectureId, studentId, member);
     if (left || gaveBack) await this.channel.studentsChanged(lectureId, [studentId]);

@@ -1,7 +1,7 @@
 import { creditLimitSql } from '../terms/credit-limit';
-import { TermRule } from './term-rule';
+import { TermRule, idsOf } from './term-rule';
 
-/** A student's credits in a term stay within the limit in force when they enroll. */
+/** A student's credits in a term (a package's sections all counted) stay within their limit. */
 export const creditLimit = {
   code: 'CREDIT_LIMIT',
   describe: "CREDIT_LIMIT (the lecture's credits would take the student over their limit)",
@@ -10,10 +10,10 @@ export const creditLimit = {
              WHERE e.student_id = ${studentId} AND e.term = l.term)`,
     max_credits: creditLimitSql(studentId, 'l.term', maxCredits),
   }),
-  refuses: 'c.held_credits + l.credits > c.max_credits',
+  refuses: 'c.held_credits + l.package_credits > c.max_credits',
   conflictsWith: () => null,
   message: (row) =>
-    `you hold ${Number(row.held_credits)} credits in the term; this lecture's ${Number(row.lecture_credits)} would exceed your limit of ${Number(row.max_credits)}`, // prettier-ignore
+    `you hold ${Number(row.held_credits)} credits in the term; this ${idsOf(row.package_ids).length > 1 ? "package's" : "lecture's"} ${Number(row.lecture_credits)} would exceed your limit of ${Number(row.max_credits)}`, // prettier-ignore
   warnings(plan, maxCredits) {
     let credits = 0;
     const over = plan.filter((l) => (credits += l.credits) > maxCredits).map((l) => l.id);

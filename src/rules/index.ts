@@ -31,7 +31,9 @@ export const ruleRefusalSql = `CASE ${RULES.map((r) => `WHEN ${r.refuses} THEN '
 
 /** The look columns by name, for the statement's answer. */
 export const RULE_COLUMNS = RULES.flatMap((r) =>
-  Object.keys(r.looks({ lectureId: '0', studentId: "''", studentTermId: '0', maxCredits: 0 })),
+  Object.keys(
+    r.looks({ lectureIds: '0', meetings: '', studentId: "''", studentTermId: '0', maxCredits: 0 }),
+  ),
 );
 
 /** The rule of a code. */

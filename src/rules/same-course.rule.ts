@@ -1,13 +1,14 @@
 import { TermRule, idsOf, lectures } from './term-rule';
 
-/** A student holds at most one section of a course in a term (also a unique index). */
+/** A student holds at most one primary section of a course in a term (also a unique index). */
 export const sameCourse = {
   code: 'SAME_COURSE',
   describe: 'SAME_COURSE (another section of the course held)',
-  looks: ({ lectureId, studentId }) => ({
+  looks: ({ lectureIds, studentId }) => ({
+    // Primaries only: a held package is named by its primary (its secondaries share the course).
     same_course: `(SELECT array_agg(e.lecture_id ORDER BY e.lecture_id) FROM enrollment e
              WHERE e.student_id = ${studentId} AND e.term = l.term AND e.course_code = l.course_code
-               AND e.lecture_id <> ${lectureId})`,
+               AND e.primary_id IS NULL AND e.lecture_id NOT IN (${lectureIds}))`,
   }),
   refuses: 'c.same_course IS NOT NULL',
   conflictsWith: (row) => idsOf(row.same_course),

@@ -14,11 +14,17 @@ export interface RuleWarning<Code extends string = string> {
   lectureIds: number[];
 }
 
-/** Where a rule's SQL runs: the seat statement's names for the lecture, the student and the limit. */
+/**
+ * Where a rule's SQL runs: the seat statement's names for what is enrolled in, the student and
+ * the limit. What is enrolled in is the lecture alone or, for a primary taken with secondary
+ * sections, the package: the lecture row `l` then carries the package's credits.
+ */
 export interface SeatScope {
-  /** the lecture being enrolled in (an integer literal) */
-  lectureId: string;
-  /** the student's id, their `student_term` row's id, the lecture row (alias `l`) */
+  /** the ids of the lectures being enrolled in, as a SQL list (`7` or `7, 41, 57`) */
+  lectureIds: string;
+  /** a FROM item of their meetings, with columns (lecture_id, slot, dates) */
+  meetings: string;
+  /** the student's id, their `student_term` row's id */
   studentId: string;
   studentTermId: string;
   /** MAX_CREDITS, the limit where neither the student nor the term has one */

@@ -34,6 +34,8 @@ export class TimetableItem {
   location: string | null;
   /** ISO 8601 */
   enrolledAt: string;
+  /** a secondary section: the primary it is held with */
+  primaryId?: number;
 }
 
 export class TimetableView {

@@ -58,7 +58,7 @@ export class TermsService {
     );
     const rows: TimetableRow[] = await this.db.query(
       `SELECT e.lecture_id, l.title, l.course_code, e.credits, l.meetings, l.instructor,
-              l.location, e.enrolled_at
+              l.location, e.enrolled_at, e.primary_id
          FROM enrollment e JOIN lecture l ON l.id = e.lecture_id
         WHERE e.student_id = $1 AND e.term = $2
         ORDER BY e.enrolled_at, e.lecture_id`,
@@ -77,6 +77,7 @@ export class TermsService {
         instructor: r.instructor,
         location: r.location,
         enrolledAt: r.enrolled_at.toISOString(),
+        ...(r.primary_id === null ? {} : { primaryId: r.primary_id }),
       })),
     };
   }
@@ -91,4 +92,5 @@ interface TimetableRow {
   instructor: string | null;
   location: string | null;
   enrolled_at: Date;
+  primary_id: number | null;
 }

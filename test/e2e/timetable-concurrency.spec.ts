@@ -1,33 +1,12 @@
 import request from 'supertest';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { createLecture, join } from '../helpers/api';
+import { TIMETABLE_VIOLATIONS } from '../helpers/invariants';
 import { RunningApp, TestContext } from '../helpers/test-context';
 import { adminHeaders, studentHeaders } from '../helpers/tokens';
 
 const STUDENTS = 30;
 const LECTURES = 8;
-
-/**
- * Invariants 1 and 6–8 as PostgreSQL holds them, over every lecture and student of the database:
- * each query lists what breaks one, so each must come back empty.
- */
-export const TIMETABLE_VIOLATIONS = {
-  seats: `SELECT l.id FROM lecture l
-           WHERE l.capacity - l.seats_left <> (SELECT count(*) FROM enrollment e WHERE e.lecture_id = l.id)`,
-  credits: `SELECT e.student_id, e.term FROM enrollment e
-             GROUP BY e.student_id, e.term
-            HAVING sum(e.credits) > coalesce(
-              (SELECT max_credits FROM student_term st WHERE st.student_id = e.student_id AND st.term = e.term),
-              (SELECT max_credits FROM term t WHERE t.term = e.term), 18)`,
-  overlaps: `SELECT a.student_id FROM enrollment a
-               JOIN enrollment b ON b.student_id = a.student_id AND b.term = a.term AND b.lecture_id > a.lecture_id
-               JOIN lecture la ON la.id = a.lecture_id JOIN lecture lb ON lb.id = b.lecture_id
-              WHERE EXISTS (SELECT 1 FROM unnest(la.meeting_ranges, la.meeting_dates) x (r, d),
-                                    unnest(lb.meeting_ranges, lb.meeting_dates) y (r, d)
-                             WHERE x.r && y.r AND x.d && y.d)`,
-  sections: `SELECT e.student_id FROM enrollment e WHERE e.course_code IS NOT NULL
-              GROUP BY e.student_id, e.term, e.course_code HAVING count(*) > 1`,
-};
 
 describe('Term rules under concurrent enrolls on two instances (invariants 6–8)', () => {
   let ctx: TestContext;

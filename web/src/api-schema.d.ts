@@ -302,11 +302,34 @@ export interface paths {
         put?: never;
         /**
          * Enroll with an admission ticket (or swap a held lecture for this one)
-         * @description After the ticket and window checks, and only while a seat is free (FULL first), the term's rules refuse in this order: SAME_COURSE (another section of the course held), TIME_CONFLICT (a meeting overlaps a held one: on one day, [start, end) and the dates intersect), CREDIT_LIMIT (the lecture's credits would take the student over their limit); those that name held lectures in the way add conflictsWith. On those refusals the ticket is kept with its remaining lifetime. With swapFrom, the seat there is given up in the same transaction: both or neither, and its seat goes to the next student of its queue. NOT_ENROLLED: no seat in swapFrom; VALIDATION_FAILED: swapFrom is this lecture or in another term.
+         * @description A lecture that secondary sections name is taken as a package: sections names one of each component (else COMPONENT_REQUIRED with the choices, before the ticket is touched), all seats taken in one transaction, the rules judged on the whole package; a chosen section without a seat is FULL with its lectureId, the ticket kept while another of its component has one. A secondary section itself answers SECONDARY_SECTION. After the ticket and window checks, and only while a seat is free (FULL first), the term's rules refuse in this order: SAME_COURSE (another section of the course held), TIME_CONFLICT (a meeting overlaps a held one: on one day, [start, end) and the dates intersect), CREDIT_LIMIT (the lecture's credits would take the student over their limit); those that name held lectures in the way add conflictsWith. On those refusals the ticket is kept with its remaining lifetime. With swapFrom, the seat there is given up in the same transaction: both or neither, and its seat goes to the next student of its queue. NOT_ENROLLED: no seat in swapFrom; VALIDATION_FAILED: swapFrom is this lecture or in another term.
          */
         post: operations["EnrollController_enroll"];
-        /** Give the seat back */
+        /**
+         * Give the seat back
+         * @description A lecture's secondary sections held with it are given up with it.
+         */
         delete: operations["EnrollController_cancel"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/enrollments/{id}/sections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Exchange secondary sections of a held lecture
+         * @description The held sections of the named components are exchanged for the named ones in one transaction (the old seat given up only if the new one is taken), under the same rules as an enroll; no ticket is needed. FULL names the section without a seat (lectureId).
+         */
+        put: operations["EnrollController_exchange"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -431,7 +454,7 @@ export interface components {
              * @example FULL
              * @enum {string}
              */
-            code: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_FAILED" | "LECTURE_NOT_FOUND" | "NOT_OPEN" | "CLOSED" | "FULL" | "NO_TICKET" | "NOT_ENROLLED" | "CAPACITY_BELOW_ENROLLED" | "HAS_ENROLLMENTS" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "UNAVAILABLE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "INTERNAL" | "SAME_COURSE" | "TIME_CONFLICT" | "CREDIT_LIMIT";
+            code: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_FAILED" | "LECTURE_NOT_FOUND" | "NOT_OPEN" | "CLOSED" | "FULL" | "NO_TICKET" | "NOT_ENROLLED" | "CAPACITY_BELOW_ENROLLED" | "HAS_ENROLLMENTS" | "SECONDARY_SECTION" | "COMPONENT_REQUIRED" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "UNAVAILABLE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "INTERNAL" | "SAME_COURSE" | "TIME_CONFLICT" | "CREDIT_LIMIT";
             /** @example no seat is left */
             message: string;
             /** @description TIME_CONFLICT and SAME_COURSE: the lectures you hold that are in the way */
@@ -487,6 +510,8 @@ export interface components {
              * @description Defaults to never (null).
              */
             closesAt?: string | null;
+            /** @description A secondary section's primaries (ids of the term, same course, another component). */
+            primaryIds?: number[];
             admission?: components["schemas"]["AdmissionSettingsDto"];
             capacity: number;
         };
@@ -530,6 +555,10 @@ export interface components {
             ref: string | null;
             /** @description LEC, LAB, DIS, …: the kind of teaching this section is */
             component: string;
+            /** @description a secondary section's primaries, ascending; empty: a primary section */
+            primaryIds: number[];
+            /** @description the secondary sections naming this one as primary, ascending (read-only) */
+            secondaryIds: number[];
             /** @description sections of one course share it within a term; null: not a section */
             courseCode: string | null;
             credits: number;
@@ -556,6 +585,8 @@ export interface components {
              * @description null clears it: the window then never closes.
              */
             closesAt?: string | null;
+            /** @description A secondary section's primaries (ids of the term, same course, another component). */
+            primaryIds?: number[];
             admission?: components["schemas"]["AdmissionSettingsDto"];
         };
         LectureList: {
@@ -646,6 +677,8 @@ export interface components {
             location: string | null;
             /** @description ISO 8601 */
             enrolledAt: string;
+            /** @description a secondary section: the primary it is held with */
+            primaryId?: number;
         };
         TimetableView: {
             term: string;
@@ -660,7 +693,10 @@ export interface components {
             title: string;
             courseCode: string | null;
             component: string;
-            /** @description refs of the primary sections it is taken with (none yet: packages come later) */
+            /**
+             * @description refs of the primary sections it is taken with, in the primaries' id order (a primary
+             *     without a ref cannot be named: left out here, and kept by an import)
+             */
             primaryRefs: string[];
             credits: number;
             capacity: number;
@@ -739,6 +775,7 @@ export interface components {
         };
         EnrollBodyDto: {
             swapFrom?: number;
+            sections?: number[];
         };
         EnrollView: {
             /** @enum {string} */
@@ -746,8 +783,19 @@ export interface components {
             lectureId: number;
             enrolledAt: string;
             seatsLeft: number;
+            /** @description a package: the secondary sections taken with the lecture (ids, ascending) */
+            sections?: number[];
             /** @description a swap: the lecture whose seat was given up in the same transaction */
             swappedFrom?: number;
+        };
+        SectionsBodyDto: {
+            sections: number[];
+        };
+        SectionsView: {
+            lectureId: number;
+            /** @description the secondary sections held with the lecture now (ids, ascending) */
+            sections: number[];
+            seatsLeft: number;
         };
         MyEnrollment: {
             lectureId: number;
@@ -1296,7 +1344,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDoc"];
                 };
             };
-            /** @description code: CLOSED */
+            /** @description code: SECONDARY_SECTION | CLOSED */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1394,7 +1442,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDoc"];
                 };
             };
-            /** @description code: NOT_OPEN | CLOSED | FULL */
+            /** @description code: SECONDARY_SECTION | NOT_OPEN | CLOSED | FULL */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1473,6 +1521,15 @@ export interface operations {
             };
             /** @description code: LECTURE_NOT_FOUND */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: SECONDARY_SECTION */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2411,7 +2468,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDoc"];
                 };
             };
-            /** @description code: NOT_OPEN | FULL | CLOSED | SAME_COURSE | TIME_CONFLICT | CREDIT_LIMIT */
+            /** @description code: SECONDARY_SECTION | COMPONENT_REQUIRED | NOT_OPEN | FULL | CLOSED | SAME_COURSE | TIME_CONFLICT | CREDIT_LIMIT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2490,6 +2547,107 @@ export interface operations {
             };
             /** @description code: LECTURE_NOT_FOUND | NOT_ENROLLED */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: SECONDARY_SECTION */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    EnrollController_exchange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SectionsBodyDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SectionsView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: LECTURE_NOT_FOUND | NOT_ENROLLED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: SECONDARY_SECTION | COMPONENT_REQUIRED | FULL | CLOSED | SAME_COURSE | TIME_CONFLICT | CREDIT_LIMIT */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2643,7 +2801,7 @@ export interface operations {
                     "text/event-stream": components["schemas"]["ErrorBodyDoc"];
                 };
             };
-            /** @description code: CLOSED */
+            /** @description code: SECONDARY_SECTION | CLOSED */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -1,0 +1,48 @@
+import { LECTURE_COLUMNS } from './enroll-statement';
+
+/**
+ * The statements a package adds to the seat transactions (API.md v4, Sections): a primary held
+ * with one secondary section of each component. Every transaction locks the lecture rows it
+ * writes in id order, in its first statement, before any student row.
+ */
+
+/** Row locks on these lectures in id order; answers each row's id and term. */
+export function lockLecturesSql(ids: number[]): string {
+  const list = [...new Set(ids.map(Number))].sort((a, b) => a - b).join(', ');
+  return `SELECT id, term FROM lecture WHERE id IN (${list}) ORDER BY id FOR NO KEY UPDATE`;
+}
+
+/** The facts of these lectures as the transaction sees them now. */
+export function factsOfSql(ids: number[]): string {
+  return `SELECT ${LECTURE_COLUMNS} FROM lecture WHERE id IN (${ids.map(Number).join(', ')}) ORDER BY id`;
+}
+
+/**
+ * Gives up the student's secondary sections held with a primary — all of them, or (`only`) those
+ * of the components of these sections that are not these sections: an exchange's old ones —
+ * each seat given back. Answers the facts of each lecture freed. Runs before the primary's own
+ * row goes: the secondaries' rows reference it.
+ */
+export function freeSectionsSql(primaryId: number, sid: string, only?: number[]): string {
+  const which = only
+    ? `AND component IN (SELECT component FROM lecture WHERE id IN (${only.join(', ')}))
+       AND lecture_id NOT IN (${only.join(', ')})`
+    : '';
+  return `WITH gone AS (
+       DELETE FROM enrollment WHERE primary_id = ${Number(primaryId)} AND student_id = ${sid} ${which}
+       RETURNING lecture_id)
+     UPDATE lecture SET seats_left = seats_left + 1, version = version + 1
+      WHERE id IN (SELECT lecture_id FROM gone)
+     RETURNING ${LECTURE_COLUMNS}`;
+}
+
+/** The secondary sections the student holds with a primary, ascending. */
+export function heldSectionsSql(primaryId: number, sid: string): string {
+  return `SELECT coalesce(array_agg(lecture_id ORDER BY lecture_id), '{}') AS sections
+            FROM enrollment WHERE primary_id = ${Number(primaryId)} AND student_id = ${sid}`;
+}
+
+/** A primary's row version bumped: its package seats changed without a seat of its own. */
+export function touchSql(id: number): string {
+  return `UPDATE lecture SET version = version + 1 WHERE id = ${Number(id)}`;
+}
