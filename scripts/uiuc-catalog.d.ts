@@ -4,6 +4,8 @@ export interface UiucSection {
   title: string;
   courseCode: string;
   component: string;
+  /** the refs of its course's lecture sections, for a discussion, lab or quiz beside them */
+  primaryRefs: string[];
   credits: number;
   capacity: number;
   meetings: { day: string; start: string; end: string; from?: string; until?: string }[];
@@ -11,4 +13,7 @@ export interface UiucSection {
   location: string | null;
 }
 export function uiucCatalog(csv?: string): UiucSection[];
-export function catalogCsv(sections: UiucSection[]): string;
+/** `primaryRefs` may be left out (none). */
+export function catalogCsv(
+  sections: (Omit<UiucSection, 'primaryRefs'> & { primaryRefs?: string[] })[],
+): string;

@@ -3,6 +3,12 @@
 // (API.md v4, The catalog): `node scripts/uiuc-catalog.js [--json] > catalog.csv`, then
 // `PUT /terms/:term/catalog`. What the data does not say is chosen here:
 // - ref: the CRN; courseCode: subject and number (`MATH221`); component: the type code;
+// - primaryRefs (packages): a course with lecture sections (type `Lecture` or `Online Lecture`)
+//   and discussions, labs or quizzes beside them is one whose students "must register for one
+//   lecture and one discussion" (as the university's schedule puts it): each of those names
+//   every lecture section of the course; their type codes (DIS, LAB, LBD, OLB, OD, Q) are never
+//   a lecture's, so each link holds. Courses without such a lecture (discussions alone,
+//   `Lecture-Discussion` sections taken on their own) have no packages;
 // - credits: the section's own credit hours where given, else the course's lowest (`1 TO 4
 //   hours.` is 1), at most 30;
 // - capacity: none in the data: 100 for a lecture (LEC, LCD), 25 for anything else;
@@ -24,18 +30,50 @@ const PARTS = {
   S2B: { from: '2024-07-15', until: '2024-08-09' },
 };
 const LECTURES = new Set(['LEC', 'LCD']);
+/** The fixture's `Type` of a package's primary, and those of the sections taken with one. */
+const PRIMARY_TYPES = new Set(['Lecture', 'Online Lecture']);
+const SECONDARY_TYPES = new Set([
+  'Discussion/Recitation',
+  'Laboratory',
+  'Laboratory-Discussion',
+  'Online Lab',
+  'Online Discussion',
+  'Quiz',
+]);
 
 /** The catalog's sections, in the file's order of first appearance of each CRN. */
 function uiucCatalog(csv = readFileSync(SOURCE, 'utf8')) {
   const sections = new Map();
+  const types = new Map(); // CRN → the fixture's Type
   for (const row of parse(csv, { columns: true, skip_empty_lines: true })) {
     const section = sections.get(row.CRN) ?? sectionOf(row);
     // Rows of one CRN repeat a pattern now and then (a room per row): one meeting each.
     const known = new Set(section.meetings.map((m) => JSON.stringify(m)));
     section.meetings.push(...meetingsOf(row).filter((m) => !known.has(JSON.stringify(m))));
     sections.set(row.CRN, section);
+    types.set(row.CRN, row.Type);
   }
-  return [...sections.values()];
+  return linkPackages([...sections.values()], types);
+}
+
+/**
+ * Each discussion, lab or quiz of a course that has lecture sections names them all as its
+ * primaries (in the file's order); every other section names none. The rows of a course may
+ * come in any order (CHEM 233 lists its labs before its lecture).
+ */
+function linkPackages(sections, types) {
+  const lectures = new Map(); // courseCode → its lecture sections
+  for (const s of sections) {
+    if (!PRIMARY_TYPES.has(types.get(s.ref))) continue;
+    lectures.set(s.courseCode, [...(lectures.get(s.courseCode) ?? []), s]);
+  }
+  return sections.map((s) => {
+    const primaries = SECONDARY_TYPES.has(types.get(s.ref)) ? lectures.get(s.courseCode) : null;
+    // A link needs another component than the primary's: a lecture's type code never is a
+    // discussion's, lab's or quiz's, but the check keeps an odd row from breaking the import.
+    const fits = primaries?.every((p) => p.component !== s.component);
+    return { ...s, primaryRefs: fits ? primaries.map((p) => p.ref) : [] };
+  });
 }
 
 function sectionOf(row) {
@@ -91,10 +129,14 @@ function catalogCsv(sections) {
   const meetingText = (m) =>
     `${m.day} ${m.start}-${m.end}${m.from || m.until ? ` ${m.from ?? ''}..${m.until ?? ''}` : ''}`;
   return stringify(
-    sections.map((s) => ({ ...s, meetings: s.meetings.map(meetingText).join('; ') })),
+    sections.map((s) => ({
+      ...s,
+      primaryRefs: (s.primaryRefs ?? []).join(' '),
+      meetings: s.meetings.map(meetingText).join('; '),
+    })),
     {
       header: true,
-      columns: ['ref', 'title', 'courseCode', 'component', 'credits', 'capacity', 'meetings', 'instructor', 'location'], // prettier-ignore
+      columns: ['ref', 'title', 'courseCode', 'component', 'primaryRefs', 'credits', 'capacity', 'meetings', 'instructor', 'location'], // prettier-ignore
       record_delimiter: 'windows',
     },
   );

@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { ArrayMaxSize, IsArray, validateSync } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, validateSync } from 'class-validator';
 import { IsOmittable, IsRef } from '../common/validators';
 import { validationMessages } from '../common/validation.pipe';
 import { UpdateLectureDto } from '../lectures/dto/update-lecture.dto';
@@ -12,8 +12,16 @@ import type { ImportError } from './import-errors';
  * an existing one keeps its values, as `PATCH` does.
  */
 export class CatalogSectionDto extends UpdateLectureDto {
-  /** the refs of the sections (of this import or already in the term) it is taken with */
-  @IsOmittable() @IsArray() @ArrayMaxSize(50) @IsRef({ each: true }) primaryRefs?: string[];
+  /**
+   * the refs of the sections (of this import or already in the term) it is taken with; omitted:
+   * the stored primaries kept, as PATCH keeps an omitted field (catalog-links.ts)
+   */
+  @IsOmittable()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @ArrayUnique()
+  @IsRef({ each: true })
+  primaryRefs?: string[];
 }
 
 const VALIDATE = {
@@ -46,10 +54,8 @@ export function checkedSection(
   for (const e of validateSync(dto, VALIDATE)) {
     errors.push(fail(e.property, validationMessages([e]).join('; ')));
   }
-  // Secondary sections come with packages (API.md v4, Sections), which this version does not
-  // take yet: refused here rather than stored and left unenforced.
-  if (dto.primaryRefs?.length) {
-    errors.push(fail('primaryRefs', 'secondary sections are not taken yet: primaryRefs must be empty')); // prettier-ignore
+  if ('primaryIds' in raw) {
+    errors.push(fail('primaryIds', 'a catalog names primaries by primaryRefs, not primaryIds'));
   }
   return errors.length > 0 ? { dto: null, errors } : { dto, errors: [] };
 }

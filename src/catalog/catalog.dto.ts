@@ -20,7 +20,10 @@ export class CatalogSectionView {
   title: string;
   courseCode: string | null;
   component: string;
-  /** refs of the primary sections it is taken with (none yet: packages come later) */
+  /**
+   * refs of the primary sections it is taken with, in the primaries' id order (a primary
+   * without a ref cannot be named: left out here, and kept by an import)
+   */
   primaryRefs: string[];
   credits: number;
   capacity: number;

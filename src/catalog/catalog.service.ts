@@ -1,25 +1,37 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/error-codes';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import type { CreateLectureDto } from '../lectures/dto/create-lecture.dto';
 import { FieldError, applyEdit, newLecture } from '../lectures/lecture-edits';
 import { LectureEvents } from '../lectures/lecture-events';
-import { factsOf } from '../lectures/lecture-facts';
+import type { LectureFacts } from '../lectures/lecture-facts';
+import { readFacts } from '../lectures/section-links';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { Lecture } from '../lectures/lecture.entity';
 import { meetingOf, sameMeetings } from '../lectures/meetings';
 import { sectionsFromCsv } from './catalog-csv';
 import { CatalogSectionDto, checkedSection } from './catalog-section';
 import type { CatalogSectionView as CatalogSection } from './catalog.dto';
-import { asRows, insertLecturesSql, updateLecturesSql, writtenRows } from './catalog-writes';
+import { SectionEdit, linkErrors, newSectionId, primariesMoved, relinked, sortedIds } from './catalog-links'; // prettier-ignore
+import {
+  asRows,
+  brokenLinksSql,
+  bumpVersionsSql,
+  insertLecturesSql,
+  linkSectionsSql,
+  updateLecturesSql,
+  writtenRows,
+} from './catalog-writes';
 import { ImportError, importRefused } from './import-errors';
 
 /** API.md v4: an import holds up to 20,000 sections. */
 export const MAX_SECTIONS = 20_000;
 /** Lectures told of at once after an import (facts to Redis, draws, admissions). */
 const ANNOUNCE_AT_ONCE = 32;
+/** Most times the import locks its rows when edits move sections' primaries meanwhile. */
+const LOCK_TRIES = 3;
 
 export type CatalogInput = { csv: string } | { json: unknown };
 
@@ -69,7 +81,10 @@ export class CatalogService implements OnModuleDestroy {
     return report;
   }
 
-  /** The term's lectures that have a ref, as an import would name them, in ref order. */
+  /**
+   * The term's lectures that have a ref, as an import would name them, in ref order; primaries
+   * are named by their refs (one without a ref cannot be, and is left out: an import keeps it).
+   */
   async export(term: string): Promise<CatalogSection[]> {
     const lectures = await this.db
       .getRepository(Lecture)
@@ -77,35 +92,29 @@ export class CatalogService implements OnModuleDestroy {
       .where('l.term = :term AND l.ref IS NOT NULL', { term })
       .orderBy('l.ref')
       .getMany();
-    return lectures.map(sectionOf);
+    const refs = new Map(lectures.map((l) => [l.id, l.ref as string]));
+    return lectures.map((l) => sectionOf(l, refs));
   }
 
   /**
    * Under the term's import lock: the term's sections read without row locks and compared with
    * the file, so an import locks nothing it leaves as it is and a dry run locks nothing at all;
-   * then only the rows it changes are locked — FOR UPDATE, since a course code or credits may
-   * change and enrollments' foreign keys point at them, in id order as every writer of lecture
-   * rows locks them — and judged again as they are now, and written.
+   * then only the rows it changes are locked (see `judgeLocked`) and judged again as they are
+   * now, and written: the new sections, the changed ones, then the links of those whose
+   * primaries change (new sections' ids exist by then), then the primaries whose packages moved.
    */
   private async compareAndWrite(
     tx: EntityManager,
     term: string,
     checked: CheckedSections,
     dryRun: boolean,
-  ): Promise<{ report: ImportReport; written: Lecture[] }> {
+  ): Promise<{ report: ImportReport; written: LectureFacts[] }> {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('catalog:' || $1, 0))`, [term]);
     const refs = checked.sections.map((s) => s.dto.ref as string);
-    const seen = await lecturesOf(tx, term, refs);
-    let judged = this.judge(term, checked, seen);
-    if (!dryRun && judged.errors.length === 0 && judged.updated.length > 0) {
-      const locked = await lecturesOf(
-        tx,
-        term,
-        refs,
-        judged.updated.map((l) => l.id),
-      );
-      judged = this.judge(term, checked, new Map([...seen, ...locked]));
-    }
+    const named = checked.sections.flatMap((s) => s.dto.primaryRefs ?? []);
+    const around = await lecturesAround(tx, term, [...new Set([...refs, ...named])]);
+    let judged = this.judge(term, checked, around);
+    if (!dryRun) judged = await this.judgeLocked(tx, term, checked, around, judged);
     const { created, updated, ids, errors } = judged;
     if (errors.length > 0) throw importRefused(errors.sort((a, b) => a.row - b.row));
     const [{ absent }] = await tx.query(
@@ -118,39 +127,84 @@ export class CatalogService implements OnModuleDestroy {
     if (dryRun) return { report, written: [] };
     const createdIds = writtenRows(await tx.query(insertLecturesSql, [asRows(created)]));
     await tx.query(updateLecturesSql, [asRows(updated)]);
-    const written = await tx
-      .getRepository(Lecture)
-      .findBy({ id: In([...createdIds.keys(), ...updated.map((l) => l.id)]) });
+    const updatedIds = new Set(updated.map((l) => l.id));
+    const bumped = judged.bumped.filter((id) => !updatedIds.has(id)); // UPDATE bumped those
+    if (judged.links.length > 0) await tx.query(linkSectionsSql, [term, JSON.stringify(judged.links)]); // prettier-ignore
+    if (bumped.length > 0) await tx.query(bumpVersionsSql, [bumped]);
+    const writtenIds = [...createdIds.keys(), ...updatedIds, ...bumped];
+    await assertLinksHold(tx, term, writtenIds);
+    const written = await readFacts(tx, writtenIds);
     for (const [id, ref] of createdIds) ids[ref] = id;
     return { report, written };
   }
 
+  /**
+   * The rows the import changes — the sections it updates and the existing primaries whose
+   * packages it moves (catalog-links.ts) — locked in one statement, in id order as every writer
+   * of lecture rows locks them, FOR UPDATE since a course code or credits may change and
+   * enrollments' foreign keys point at them; read again under the locks and judged again. A
+   * `PATCH` that moved a section's primaries meanwhile may call for more rows: then the lot is
+   * locked again in id order (those held already at no cost), as `lockWithPrimaries` does.
+   */
+  private async judgeLocked(
+    tx: EntityManager,
+    term: string,
+    checked: CheckedSections,
+    around: Map<number, Lecture>,
+    judged: Judged,
+  ): Promise<Judged> {
+    const locked = new Set<number>();
+    for (let i = 0; ; i++) {
+      if (judged.errors.length > 0 || judged.locks.every((id) => locked.has(id))) return judged;
+      if (i === LOCK_TRIES) break;
+      for (const id of judged.locks) locked.add(id);
+      for (const l of await lockedLectures(tx, [...locked])) around.set(l.id, l);
+      judged = this.judge(term, checked, around);
+    }
+    throw new AppError('UNAVAILABLE', `the sections of term ${term} kept changing during the import; nothing changed, import again`); // prettier-ignore
+  }
+
   /** Each section against the lecture of its ref, if any: what it would create and change. */
-  private judge(term: string, checked: CheckedSections, byRef: Map<string, Lecture>) {
-    const created: Lecture[] = [];
-    const updated: Lecture[] = [];
+  private judge(term: string, checked: CheckedSections, around: Map<number, Lecture>): Judged {
+    const byRef = new Map<string, Lecture>();
+    for (const l of around.values()) if (l.term === term && l.ref !== null) byRef.set(l.ref, l);
+    const edits: SectionEdit[] = [];
     const ids: ImportReport['ids'] = {};
     const errors: ImportError[] = [...checked.errors];
     for (const { dto, row } of checked.sections) {
       const ref = dto.ref as string;
-      const before = byRef.get(ref);
+      const before = byRef.get(ref) ?? null;
       try {
-        if (before) {
-          const after = Object.assign(new Lecture(), before);
-          applyEdit(after, dto);
-          if (!sameSection(before, after)) updated.push(after);
-          ids[ref] = before.id;
-        } else {
-          created.push(newLecture(creation(dto, term), this.config));
-          ids[ref] = null;
-        }
+        const after = before ? edited(before, dto) : this.created(dto, term, row);
+        edits.push({ row, dto, before, after });
+        ids[ref] = before?.id ?? null;
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         const field = (err as Partial<FieldError>).field ?? null;
         errors.push({ row, ref, code: err.code, field, message: err.body.message });
       }
     }
-    return { created, updated, ids, errors };
+    errors.push(...linkErrors(term, edits, around, errors)); // sets each after's primaryIds
+    const updated = edits
+      .filter((e) => e.before && !sameSection(e.before, e.after))
+      .map((e) => e.after);
+    const bumped = [...new Set(edits.flatMap(primariesMoved))];
+    return {
+      created: edits.filter((e) => !e.before).map((e) => e.after),
+      updated,
+      links: linksOf(edits.filter(relinked), around, edits),
+      bumped,
+      locks: sortedIds([...new Set([...updated.map((l) => l.id), ...bumped])]),
+      ids,
+      errors,
+    };
+  }
+
+  /** A new section as `POST /lectures` makes it, standing in by its row until written. */
+  private created(dto: CatalogSectionDto, term: string, row: number): Lecture {
+    const lecture = newLecture(creation(dto, term), this.config);
+    lecture.id = newSectionId(row);
+    return lecture;
   }
 
   /**
@@ -159,10 +213,10 @@ export class CatalogService implements OnModuleDestroy {
    * and an admission if it gained room — after the answer, a few at a time: 10,000 new lectures
    * take ~10 s of draws, and the intervals' own sweeps would draw and admit them all the same.
    */
-  private async announce(lectures: Lecture[]): Promise<void> {
+  private async announce(lectures: LectureFacts[]): Promise<void> {
     for (let i = 0; i < lectures.length; i += ANNOUNCE_AT_ONCE) {
       const batch = lectures.slice(i, i + ANNOUNCE_AT_ONCE);
-      await Promise.all(batch.map((l) => this.facts.publish(factsOf(l)))); // never throws
+      await Promise.all(batch.map((l) => this.facts.publish(l))); // never throws
     }
     const telling = this.tellChanged(lectures.map((l) => l.id));
     this.telling.add(telling);
@@ -186,6 +240,20 @@ function refTakenMeanwhile(term: string) {
     }
     throw err;
   };
+}
+
+/** What an import would do, judged against the term's lectures as read. */
+interface Judged {
+  created: Lecture[];
+  updated: Lecture[];
+  /** the sections whose primaries change, as `linkSectionsSql` takes them */
+  links: SectionLink[];
+  /** the existing primaries whose packages move: their versions bumped, their facts told */
+  bumped: number[];
+  /** the rows to hold while writing, ascending */
+  locks: number[];
+  ids: ImportReport['ids'];
+  errors: ImportError[];
 }
 
 interface CheckedSections {
@@ -224,20 +292,78 @@ function checkedSections(input: CatalogInput): CheckedSections {
   return { sections: valid, errors };
 }
 
-/** The term's lectures of these refs; with `lock`, only those ids, locked in id order. */
-async function lecturesOf(
+/**
+ * The term's lectures an import is judged against: those of the refs it has and names, and
+ * every section of the term's packages — its secondaries and the primaries they name (with a
+ * ref or without; a link never leaves its term). Read by the term's rows, not by the sections'
+ * GIN index: right after a large import that index's pending entries make each lookup slow.
+ */
+async function lecturesAround(
   tx: EntityManager,
   term: string,
   refs: string[],
-  lock?: number[],
-): Promise<Map<string, Lecture>> {
-  const query = tx
+): Promise<Map<number, Lecture>> {
+  const lectures = await tx
     .getRepository(Lecture)
     .createQueryBuilder('l')
-    .where('l.term = :term AND l.ref = ANY(:refs)', { term, refs })
-    .orderBy('l.id');
-  if (lock) query.andWhere('l.id = ANY(:lock)', { lock }).setLock('pessimistic_write');
-  return new Map((await query.getMany()).map((l) => [l.ref as string, l]));
+    .where(
+      `l.id IN (SELECT id FROM lecture WHERE term = :term AND ref = ANY (:refs)
+                UNION SELECT id FROM lecture WHERE term = :term AND cardinality(primary_ids) > 0
+                UNION SELECT unnest(primary_ids) FROM lecture WHERE term = :term)`,
+      { term, refs },
+    )
+    .getMany();
+  return new Map(lectures.map((l) => [l.id, l]));
+}
+
+/** These lectures, locked in id order (FOR UPDATE) and read under the locks. */
+function lockedLectures(tx: EntityManager, ids: number[]): Promise<Lecture[]> {
+  return tx
+    .getRepository(Lecture)
+    .createQueryBuilder('l')
+    .where('l.id = ANY (:ids)', { ids })
+    .orderBy('l.id')
+    .setLock('pessimistic_write')
+    .getMany();
+}
+
+/** A section's link as written: its primaries' refs, and those without a ref that it keeps. */
+interface SectionLink {
+  ref: string;
+  refs: string[];
+  keep: number[];
+}
+
+function linksOf(
+  relinked: SectionEdit[],
+  around: Map<number, Lecture>,
+  edits: SectionEdit[],
+): SectionLink[] {
+  const refs = new Map<number, string | null>();
+  for (const l of around.values()) refs.set(l.id, l.ref);
+  for (const e of edits) refs.set(e.after.id, e.after.ref);
+  return relinked.map(({ after }) => ({
+    ref: after.ref as string,
+    refs: after.primaryIds.flatMap((id) => refs.get(id) ?? []),
+    keep: after.primaryIds.filter((id) => !refs.get(id)),
+  }));
+}
+
+/** The links as written hold (brokenLinksSql); else the import is refused and nothing changes. */
+async function assertLinksHold(tx: EntityManager, term: string, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  const broken: { id: number; ref: string | null }[] = await tx.query(brokenLinksSql, [ids, term]); // prettier-ignore
+  if (broken.length > 0) {
+    const names = broken.map((l) => l.ref ?? `lecture ${l.id}`).join(', ');
+    throw new AppError('VALIDATION_FAILED', `the links of ${names} do not hold: their sections changed meanwhile; nothing changed, import again`); // prettier-ignore
+  }
+}
+
+/** An existing section with the import's values over its own, as PATCH edits it. */
+function edited(before: Lecture, dto: CatalogSectionDto): Lecture {
+  const after = Object.assign(new Lecture(), before);
+  applyEdit(after, dto);
+  return after;
 }
 
 function sectionsOfJson(body: unknown): { sections: unknown[]; errors: ImportError[] } {
@@ -268,18 +394,27 @@ function creation(dto: CatalogSectionDto, term: string): CreateLectureDto {
  * (meetings listed in another order are the same meetings, as for HAS_ENROLLMENTS).
  */
 function sameSection(a: Lecture, b: Lecture): boolean {
-  const fields = (l: Lecture) => JSON.stringify({ ...sectionOf(l), meetings: null });
+  const fields = (l: Lecture) =>
+    JSON.stringify({ ...sectionOf(l), meetings: null, primaryIds: sortedIds(l.primaryIds) });
   return fields(a) === fields(b) && sameMeetings(a.meetings, b.meetings);
 }
 
-/** A lecture as a catalog section: what `GET /terms/:term/catalog` answers. */
-export function sectionOf(l: Lecture): CatalogSection {
+/**
+ * A lecture as a catalog section: what `GET /terms/:term/catalog` answers, its primaries named
+ * by `refs` (by id, ascending; one without a ref left out).
+ */
+export function sectionOf(
+  l: Lecture,
+  refs: ReadonlyMap<number, string> = new Map(),
+): CatalogSection {
   return {
     ref: l.ref as string,
     title: l.title,
     courseCode: l.courseCode,
     component: l.component,
-    primaryRefs: [],
+    primaryRefs: sortedIds(l.primaryIds).flatMap((id) =>
+      refs.has(id) ? [refs.get(id) as string] : [],
+    ),
     credits: l.credits,
     capacity: l.capacity,
     meetings: l.meetings.map(meetingOf), // in one key order (jsonb keeps its own)

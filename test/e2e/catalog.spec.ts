@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { catalogCsv, uiucCatalog } from '../../scripts/uiuc-catalog';
 import { AdmissionService } from '../../src/queue/admission.service';
+import { lectureKeys } from '../../src/redis/keys';
 import { createLecture, enroll, eventually, join } from '../helpers/api';
 import { databaseUrl } from '../helpers/pg';
 import { RunningApp, TestContext } from '../helpers/test-context';
@@ -119,7 +120,7 @@ describe('The catalog import (PUT /terms/:term/catalog)', () => {
         section('6', { colour: 'red' }),
         section('2'),
         { ref: '8' }, // new, without title and capacity
-        section('9', { primaryRefs: ['1'] }),
+        section('9', { primaryRefs: ['1'] }), // a primary of another course and of its component
       ],
     });
     expect(res.status).toBe(400);
@@ -135,6 +136,7 @@ describe('The catalog import (PUT /terms/:term/catalog)', () => {
       [9, '9', 'VALIDATION_FAILED', 'primaryRefs'],
     ]);
     expect(errors[2].message).toBe('meetings[1] overlaps meetings[0]');
+    expect(errors[6].message).toBe('primary 1: of course C1, not C9; primary 1: of the same component LEC'); // prettier-ignore
     expect(await lecturesOf(term)).toEqual([{ ref: '1', title: 'Section 1', capacity: 30, version: 1 }]); // prettier-ignore
     // A duplicate ref, and a new section without a title.
     const second = await put(term, { sections: [section('1', { title: 'Renamed' }), section('2'), section('2'), { ref: '8' }] }); // prettier-ignore
@@ -322,6 +324,189 @@ describe('The catalog import (PUT /terms/:term/catalog)', () => {
     }
   });
 
+  describe('packages: secondary sections naming their primaries by ref', () => {
+    const CSV_HEADER = 'ref,title,courseCode,component,primaryRefs,credits,capacity,meetings';
+    const lecture = (id: number) => request(b.url).get(`/lectures/${id}`).set(adminHeaders());
+    const linksOf = async (id: number) => {
+      const { primaryIds, secondaryIds } = (await lecture(id)).body;
+      return { primaryIds, secondaryIds };
+    };
+    const versionOf = async (id: number) =>
+      (await ctx.sql<{ version: number }>('SELECT version FROM lecture WHERE id = $1', [id]))[0].version; // prettier-ignore
+    const pkg = (ref: string, component: string, primaryRefs?: string[], extra: object = {}) =>
+      section(ref, { courseCode: 'PHYS211', component, ...(primaryRefs ? { primaryRefs } : {}), ...extra }); // prettier-ignore
+
+    it('are linked in one CSV in any row order, read back by id and in the export, and an import of the export changes nothing', async () => {
+      const term = newTerm();
+      // The discussion and the lab come before the lectures they name.
+      const csv = [
+        CSV_HEADER,
+        'D1,Discussion,PHYS211,DIS,L1,0,25,TUE 10:00-10:50',
+        'B1,Lab,PHYS211,LAB,L2 L1,0,20,WED 13:00-15:50',
+        'L1,University Physics,PHYS211,LEC,,4,100,MON 09:00-09:50',
+        'L2,University Physics (evening),PHYS211,LEC,,4,100,MON 18:00-18:50',
+        'X1,Other course,CHEM102,LEC,,3,50,',
+      ].join('\r\n');
+      const dry = await put(term, csv, '?dryRun=true');
+      expect(dry.body).toMatchObject({ created: 5, ids: { D1: null, L1: null } });
+      expect(await lecturesOf(term)).toEqual([]);
+      const res = await put(term, csv);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ created: 5, updated: 0, unchanged: 0 });
+      const ids = res.body.ids as Record<string, number>;
+      const asc = (...xs: number[]) => [...xs].sort((x, y) => x - y);
+      expect(await linksOf(ids.D1)).toEqual({ primaryIds: [ids.L1], secondaryIds: [] });
+      expect(await linksOf(ids.B1)).toEqual({ primaryIds: asc(ids.L1, ids.L2), secondaryIds: [] });
+      expect(await linksOf(ids.L1)).toEqual({ primaryIds: [], secondaryIds: asc(ids.D1, ids.B1) });
+      expect(await linksOf(ids.L2)).toEqual({ primaryIds: [], secondaryIds: [ids.B1] });
+      expect(await linksOf(ids.X1)).toEqual({ primaryIds: [], secondaryIds: [] });
+      // The primaries' facts carry their secondaries by component (what admission caps on).
+      expect(await ctx.redis.hgetall(lectureKeys(ids.L1).facts)).toMatchObject({
+        components: JSON.stringify({ DIS: [ids.D1], LAB: [ids.B1] }),
+        pkgSeats: '20',
+      });
+      // Exported by ref, in the primaries' id order; imported again, JSON or CSV: unchanged.
+      const json = await exported(term);
+      const byRef = new Map(json.body.sections.map((x: { ref: string; primaryRefs: string[] }) => [x.ref, x.primaryRefs])); // prettier-ignore
+      expect(Object.fromEntries(byRef)).toEqual({ B1: ids.L1 < ids.L2 ? ['L1', 'L2'] : ['L2', 'L1'], D1: ['L1'], L1: [], L2: [], X1: [] }); // prettier-ignore
+      const csvBack = await exported(term, 'text/csv');
+      expect(csvBack.text).toContain(`\r\nD1,Discussion,PHYS211,DIS,L1,0,25,`);
+      const versions = (await lecturesOf(term)).map((l) => l.version);
+      expect((await put(term, json.body)).body).toMatchObject({ created: 0, updated: 0, unchanged: 5 }); // prettier-ignore
+      expect((await put(term, csvBack.text)).body).toMatchObject({ created: 0, updated: 0, unchanged: 5 }); // prettier-ignore
+      expect((await lecturesOf(term)).map((l) => l.version)).toEqual(versions);
+    });
+
+    it('relinks as PATCH would: omitted keeps, [] clears, a new secondary of a primary outside the import bumps and tells that primary', async () => {
+      const term = newTerm();
+      const first = await put(term, { sections: [pkg('L1', 'LEC'), pkg('L2', 'LEC'), pkg('D1', 'DIS', ['L1'])] }); // prettier-ignore
+      const ids = first.body.ids as Record<string, number>;
+      // A new secondary naming L1, which the import does not name: L1 is bumped and told.
+      const v1 = await versionOf(ids.L1);
+      const added = await put(term, { sections: [pkg('D2', 'DIS', ['L1'])] });
+      expect(added.body).toMatchObject({ created: 1, unchanged: 0, absent: 3 });
+      expect(await versionOf(ids.L1)).toBe(v1 + 1);
+      expect((await linksOf(ids.L1)).secondaryIds).toEqual([ids.D1, added.body.ids.D2]);
+      expect(await ctx.redis.hgetall(lectureKeys(ids.L1).facts)).toMatchObject({
+        v: String(v1 + 1),
+        components: JSON.stringify({ DIS: [ids.D1, added.body.ids.D2] }),
+      });
+      // Omitted: kept (a title alone changes).
+      expect((await put(term, { sections: [{ ref: 'D1', title: 'Renamed' }] })).body).toMatchObject({ updated: 1 }); // prettier-ignore
+      expect((await linksOf(ids.D1)).primaryIds).toEqual([ids.L1]);
+      // Moved from L1 to L2: both primaries bumped.
+      const [l1, l2] = [await versionOf(ids.L1), await versionOf(ids.L2)];
+      expect((await put(term, { sections: [{ ref: 'D1', primaryRefs: ['L2'] }] })).body).toMatchObject({ updated: 1 }); // prettier-ignore
+      expect([await versionOf(ids.L1), await versionOf(ids.L2)]).toEqual([l1 + 1, l2 + 1]);
+      expect((await linksOf(ids.L2)).secondaryIds).toEqual([ids.D1]);
+      expect((await linksOf(ids.L1)).secondaryIds).toEqual([added.body.ids.D2]);
+      // The same refs again: unchanged. []: a primary section again.
+      expect((await put(term, { sections: [{ ref: 'D1', primaryRefs: ['L2'] }] })).body).toMatchObject({ unchanged: 1 }); // prettier-ignore
+      expect((await put(term, { sections: [{ ref: 'D1', primaryRefs: [] }] })).body).toMatchObject({ updated: 1 }); // prettier-ignore
+      expect(await linksOf(ids.D1)).toEqual({ primaryIds: [], secondaryIds: [] });
+      expect((await linksOf(ids.L2)).secondaryIds).toEqual([]);
+      // A secondary whose capacity changes moves its primary's package seats: told too.
+      await put(term, { sections: [{ ref: 'D2', capacity: 7 }] });
+      expect(await ctx.redis.hgetall(lectureKeys(ids.L1).facts)).toMatchObject({ pkgSeats: '7' });
+    });
+
+    it('is all or nothing: every bad link named by row, ref and field, and nothing changes', async () => {
+      const term = newTerm();
+      const base = await put(term, { sections: [pkg('P', 'LEC'), pkg('S0', 'DIS', ['P']), pkg('R', 'LEC'), pkg('R0', 'LAB', ['R'])] }); // prettier-ignore
+      const ids = base.body.ids as Record<string, number>;
+      const before = await lecturesOf(term);
+      const res = await put(term, {
+        sections: [
+          pkg('ok', 'LAB', ['P', 'Q']), // fine: of this import and of the term
+          pkg('X', 'DIS', ['nope']), // names nothing
+          section('Y', { courseCode: 'OTHER', component: 'DIS', primaryRefs: ['P'] }), // another course
+          pkg('Z', 'LEC', ['P']), // the primary's own component
+          pkg('W', 'LAB', ['S0']), // S0 names a primary itself
+          { ref: 'R', primaryRefs: ['Q'] }, // R0 names R: R cannot name primaries
+          pkg('Q', 'SEM'), // fine
+          pkg('T', 'DIS', ['U']), // U names primaries (in this import) …
+          pkg('U', 'LAB', ['P']), // … and is named by T
+          pkg('self', 'DIS', ['self']),
+          section('V', { courseCode: null, component: 'DIS', primaryRefs: ['P'] }),
+        ],
+      });
+      expect(res.status).toBe(400);
+      const errors = res.body.errors as { row: number; ref: string; code: string; field: string; message: string }[]; // prettier-ignore
+      expect(errors.map((e) => [e.row, e.ref, e.code, e.field, e.message])).toEqual([
+        [2, 'X', 'VALIDATION_FAILED', 'primaryRefs', `primary nope: no section of this import or of term ${term} has this ref`], // prettier-ignore
+        [3, 'Y', 'VALIDATION_FAILED', 'primaryRefs', 'primary P: of course PHYS211, not OTHER'],
+        [4, 'Z', 'VALIDATION_FAILED', 'primaryRefs', 'primary P: of the same component LEC'],
+        [5, 'W', 'VALIDATION_FAILED', 'primaryRefs', 'primary S0: names primaries itself'],
+        [6, 'R', 'VALIDATION_FAILED', 'primaryRefs', 'R0 names it as a primary, so it cannot name primaries'], // prettier-ignore
+        [8, 'T', 'VALIDATION_FAILED', 'primaryRefs', 'primary U: names primaries itself'],
+        [9, 'U', 'VALIDATION_FAILED', 'primaryRefs', 'T names it as a primary, so it cannot name primaries'], // prettier-ignore
+        [10, 'self', 'VALIDATION_FAILED', 'primaryRefs', 'primary self: a section cannot be its own primary'], // prettier-ignore
+        [11, 'V', 'VALIDATION_FAILED', 'primaryRefs', 'a secondary section needs a courseCode'],
+      ]);
+      expect(await lecturesOf(term)).toEqual(before);
+      expect(await linksOf(ids.P)).toEqual({ primaryIds: [], secondaryIds: [ids.S0] });
+      // A primary may not move away from the secondaries that name it, nor become one of them.
+      const moved = await put(term, { sections: [{ ref: 'P', courseCode: 'PHYS212' }] });
+      expect(moved.body.errors).toEqual([{ row: 1, ref: 'P', code: 'VALIDATION_FAILED', field: 'courseCode', message: 'secondary section S0 names it as a primary: it must stay of their course and of another component' }]); // prettier-ignore
+      const same = await put(term, { sections: [{ ref: 'P', component: 'DIS' }] });
+      expect(same.body.errors).toMatchObject([{ ref: 'P', field: 'component' }]);
+      // CSV: the refs space-separated, each one checked; a ref twice is refused as primaryIds' are.
+      const csv = await put(term, [CSV_HEADER, 'C1,Lab,PHYS211,LAB,P nope,0,20,', 'C2,Lab,PHYS211,LAB,P P,0,20,'].join('\r\n')); // prettier-ignore
+      expect(csv.body.errors).toMatchObject([
+        { row: 1, ref: 'C1', field: 'primaryRefs', message: `primary nope: no section of this import or of term ${term} has this ref` }, // prettier-ignore
+        { row: 2, ref: 'C2', field: 'primaryRefs' },
+      ]);
+      expect(await lecturesOf(term)).toEqual(before);
+    });
+
+    it('a link made while the import waits for its row locks is checked in its transaction: refused, nothing changed', async () => {
+      const term = newTerm();
+      const later = { opensAt: '2030-01-01T09:00:00Z' }; // not drawn: no draw waits for P's row
+      const { ids } = (await put(term, { sections: [pkg('P', 'LEC', undefined, later), pkg('X', 'DIS', undefined, later)] })).body as Report; // prettier-ignore
+      // A writer holds P's row (as a PATCH linking X to P does) while the import, which read the
+      // term before, waits for it; it links X to P and commits: the import then moves P away.
+      const linker = new Client({ connectionString: databaseUrl(ctx.dbName) });
+      await linker.connect();
+      try {
+        await linker.query('BEGIN');
+        await linker.query('SELECT 1 FROM lecture WHERE id = $1 FOR NO KEY UPDATE', [ids.P]);
+        const moving = put(term, { sections: [{ ref: 'P', courseCode: 'PHYS212' }] }).then((r) => r); // prettier-ignore
+        await eventually(async () => (await ctx.sql(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`, [ctx.dbName])).length === 1, 3000, 20); // prettier-ignore
+        await linker.query('UPDATE lecture SET primary_ids = ARRAY[$1::int] WHERE id = $2', [ids.P, ids.X]); // prettier-ignore
+        await linker.query('COMMIT');
+        const res = await moving;
+        expect(res.body).toMatchObject({ code: 'VALIDATION_FAILED', message: 'the links of P do not hold: their sections changed meanwhile; nothing changed, import again' }); // prettier-ignore
+      } finally {
+        await linker.end();
+      }
+      expect(await ctx.sql('SELECT course_code FROM lecture WHERE id = $1', [ids.P])).toEqual([{ course_code: 'PHYS211' }]); // prettier-ignore
+    });
+
+    it("HAS_ENROLLMENTS when a held secondary's primaries change; a new secondary may join a held primary", async () => {
+      const term = newTerm();
+      const { ids } = (await put(term, { sections: [pkg('P', 'LEC'), pkg('P2', 'LEC'), pkg('D', 'DIS', ['P']), pkg('D2', 'DIS', ['P'])] })).body as Report; // prettier-ignore
+      // A student holding P with D, written as the package enroll writes the rows.
+      await ctx.sql(
+        `INSERT INTO enrollment (lecture_id, student_id, term, course_code, credits, component, primary_id)
+         SELECT l.id, 'held', l.term, l.course_code, l.credits, l.component, p.primary_id
+           FROM lecture l JOIN (VALUES ($1::int, NULL::int, 1), ($2::int, $1::int, 2)) AS p (id, primary_id, ord) ON p.id = l.id
+          ORDER BY p.ord`,
+        [ids.P, ids.D],
+      );
+      await ctx.sql('UPDATE lecture SET seats_left = seats_left - 1 WHERE id = ANY ($1::int[])', [[ids.P, ids.D]]); // prettier-ignore
+      const held = (body: object[]) => put(term, { sections: body });
+      expect((await held([{ ref: 'D', primaryRefs: ['P', 'P2'] }])).body.errors).toEqual([{ row: 1, ref: 'D', code: 'HAS_ENROLLMENTS', field: 'primaryRefs', message: 'primaryRefs cannot change while 1 student holds a seat' }]); // prettier-ignore
+      // Naming a section new in this import is a change too.
+      expect((await held([pkg('P3', 'LEC'), { ref: 'D', primaryRefs: ['P3'] }])).body.errors).toMatchObject([{ row: 2, ref: 'D', code: 'HAS_ENROLLMENTS', field: 'primaryRefs' }]); // prettier-ignore
+      expect((await held([{ ref: 'D', component: 'LAB' }])).body.errors).toMatchObject([{ ref: 'D', code: 'HAS_ENROLLMENTS', field: 'component' }]); // prettier-ignore
+      // The same primaries: unchanged. A section nobody holds moves freely, and a new secondary
+      // joins the held primary (those holding it keep what they hold).
+      const fine = await held([{ ref: 'D', primaryRefs: ['P'] }, { ref: 'D2', primaryRefs: ['P2'] }, pkg('B', 'LAB', ['P'])]); // prettier-ignore
+      expect(fine.body).toMatchObject({ created: 1, updated: 1, unchanged: 1 });
+      expect((await linksOf(ids.P!)).secondaryIds).toEqual([ids.D, fine.body.ids.B]);
+    });
+  });
+
   it('a real schedule (UIUC, summer 2024): imported as CSV in one request, given back unchanged, and two half-term courses at one hour held together', async () => {
     const term = newTerm();
     const sections = uiucCatalog();
@@ -330,6 +515,22 @@ describe('The catalog import (PUT /terms/:term/catalog)', () => {
     expect(res.body).toMatchObject({ created: 1722, updated: 0, unchanged: 0, absent: 0 });
     const back = await exported(term, 'text/csv');
     expect((await put(term, back.text)).body).toMatchObject({ created: 0, updated: 0, unchanged: 1722 }); // prettier-ignore
+    // Its packages linked: PHYS 211's discussions and lab name its lecture (CHEM 233 lists its
+    // labs before its lecture).
+    const phys = (await request(a.url).get(`/lectures/${res.body.ids['30254']}`).set(adminHeaders())).body; // prettier-ignore
+    expect(phys).toMatchObject({ component: 'LEC', courseCode: 'PHYS211', primaryIds: [] });
+    const physSections = ['39124', '30258', '30262'].map((ref) => res.body.ids[ref] as number);
+    expect(phys.secondaryIds).toEqual(physSections.sort((x, y) => x - y));
+    for (const ref of ['39124', '30258']) {
+      const dis = await request(a.url).get(`/lectures/${res.body.ids[ref]}`).set(adminHeaders());
+      expect(dis.body).toMatchObject({ component: 'DIS', courseCode: 'PHYS211', primaryIds: [res.body.ids['30254']] }); // prettier-ignore
+    }
+    const [chem] = await ctx.sql<{ n: number }>(
+      `SELECT count(*)::int AS n FROM lecture WHERE term = $1 AND ref IN ('30837', '32446') AND primary_ids = ARRAY[$2::int]`,
+      [term, res.body.ids['30836']],
+    );
+    expect(chem.n).toBe(2);
+    expect((await ctx.sql<{ n: number }>(`SELECT count(*)::int AS n FROM lecture WHERE term = $1 AND cardinality(primary_ids) > 0`, [term]))[0].n).toBe(43); // prettier-ignore
     // AFST 231 runs in the first half of the second session and AFST 232 in the second half,
     // both Mondays 09:00-10:50: a student takes both. A course meeting Mondays at 09:30 all
     // summer is in the way of both.
