@@ -111,8 +111,7 @@ export class CatalogService implements OnModuleDestroy {
   ): Promise<{ report: ImportReport; written: LectureFacts[] }> {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('catalog:' || $1, 0))`, [term]);
     const refs = checked.sections.map((s) => s.dto.ref as string);
-    const named = checked.sections.flatMap((s) => s.dto.primaryRefs ?? []);
-    const around = await lecturesAround(tx, term, [...new Set([...refs, ...named])]);
+    const around = await lecturesAround(tx, term);
     let judged = this.judge(term, checked, around);
     if (!dryRun) judged = await this.judgeLocked(tx, term, checked, around, judged);
     const { created, updated, ids, errors } = judged;
@@ -295,23 +294,15 @@ function checkedSections(input: CatalogInput): CheckedSections {
 /**
  * The term's lectures an import is judged against: those of the refs it has and names, and
  * every section of the term's packages — its secondaries and the primaries they name (with a
- * ref or without; a link never leaves its term). Read by the term's rows, not by the sections'
- * GIN index: right after a large import that index's pending entries make each lookup slow.
+ * ref or without; a link never leaves its term): all of the term's.
  */
-async function lecturesAround(
-  tx: EntityManager,
-  term: string,
-  refs: string[],
-): Promise<Map<number, Lecture>> {
+async function lecturesAround(tx: EntityManager, term: string): Promise<Map<number, Lecture>> {
   const lectures = await tx
     .getRepository(Lecture)
     .createQueryBuilder('l')
-    .where(
-      `l.id IN (SELECT id FROM lecture WHERE term = :term AND ref = ANY (:refs)
-                UNION SELECT id FROM lecture WHERE term = :term AND cardinality(primary_ids) > 0
-                UNION SELECT unnest(primary_ids) FROM lecture WHERE term = :term)`,
-      { term, refs },
-    )
+    // The whole term, by its index: a superset read in one pass (a UNION of three reads, one
+    // by 10,000 refs, took ~2 s of a re-import).
+    .where('l.term = :term', { term })
     .getMany();
   return new Map(lectures.map((l) => [l.id, l]));
 }
