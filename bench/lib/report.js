@@ -12,6 +12,7 @@ function markdown(r) {
     joinRateVsFloor: ratio(s.join.rate, r.floor.rate),
     hotEnrollRateVsPgbench: ratio(r.hot.rate, pgLimit),
     rulesCost: ratio(r.hotRules.rate, r.hot.rate),
+    packageCost: ratio(r.hotPackages?.rate, r.hot.rate),
     fillTimeVsPgbench: ratio(s.fillSeconds, fillFloor),
     wastedShareOfSeats: s.wasted / r.seats,
   };
@@ -19,7 +20,9 @@ function markdown(r) {
     inv.oversold === 0 && inv.doubleSeats === 0 && inv.outOfOrder === 0 &&
     r.hot.invariants.oversold === 0 && r.hot.invariants.doubleSeats === 0 &&
     r.hotRules.invariants.oversold === 0 && r.hotRules.invariants.doubleSeats === 0 &&
-    r.hotRules.enrolled === r.hotRules.students; // prettier-ignore
+    r.hotRules.enrolled === r.hotRules.students &&
+    (!r.hotPackages || (r.hotPackages.invariants.oversold === 0 && r.hotPackages.invariants.doubleSeats === 0 &&
+      r.hotPackages.enrolled === r.hotPackages.students)); // prettier-ignore
   const target = (value, cmp, limit) =>
     value === null ? 'n/a' : cmp(value, limit) ? 'met' : '**missed**';
   const ge = (a, b) => a >= b;
@@ -58,6 +61,13 @@ function markdown(r) {
       `${f(r.hot.rate)} the same, students holding nothing`,
       f(ratios.rulesCost, 2),
       `≥ 0.8: ${target(ratios.rulesCost, ge, 0.8)}`,
+    ],
+    [
+      'enroll rate, hot lecture taken with one of two discussions (/s)',
+      f(r.hotPackages?.rate),
+      `${f(r.hot.rate)} the lecture alone`,
+      f(ratios.packageCost, 2),
+      `≥ 0.8: ${target(ratios.packageCost, ge, 0.8)}`,
     ],
     [
       'time from opening to FULL (s)',

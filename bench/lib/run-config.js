@@ -28,6 +28,7 @@ const { values: opt } = parseArgs({
     'hot-path': { type: 'boolean', default: false },
     'hot-requests': { type: 'string' },
     catalog: { type: 'boolean', default: false },
+    hot: { type: 'boolean', default: false },
     'catalog-sections': { type: 'string', default: '10000' },
   },
 });

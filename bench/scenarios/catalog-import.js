@@ -10,7 +10,7 @@ const { DB_URL } = require('../lib/run-config');
 
 const TERM = 'bench-catalog';
 
-/** `sections` sections of the real schedule, copy k's refs suffixed `-k`. */
+/** `sections` sections of the real schedule, copy k's refs (its packages' too) suffixed `-k`. */
 function replicated(sections) {
   const real = uiucCatalog();
   return Array.from({ length: sections }, (_, i) => {
@@ -18,7 +18,12 @@ function replicated(sections) {
     const copy = Math.floor(i / real.length);
     return copy === 0
       ? s
-      : { ...s, ref: `${s.ref}-${copy}`, courseCode: `${s.courseCode}-${copy}` };
+      : {
+          ...s,
+          ref: `${s.ref}-${copy}`,
+          courseCode: `${s.courseCode}-${copy}`,
+          primaryRefs: (s.primaryRefs ?? []).map((r) => `${r}-${copy}`),
+        };
   });
 }
 

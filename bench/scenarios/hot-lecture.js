@@ -11,18 +11,28 @@ const WEEKDAYS = ['MON', 'TUE', 'WED', 'THU', 'FRI'];
  * Enroll rate on one hot lecture: many admitted students enroll at once. With `holding`, the
  * lecture is in a term where every student already holds 4 or 5 lectures (with course codes,
  * credits and meetings), so each enroll's rules read a real timetable; without it, the
- * students hold nothing and the rules find nothing to read.
+ * students hold nothing and the rules find nothing to read. With `packages`, the lecture is
+ * taken with one of its two discussions (half the students choose each): every enroll takes
+ * two seats, in a transaction that locks both rows.
  */
-async function hotLecture(api, admin, { holding = false } = {}) {
+async function hotLecture(api, admin, { holding = false, packages = false } = {}) {
   const k = Math.min(STUDENTS, 2000);
   const run = ++runs;
-  const prefix = holding ? `hotr${run}-` : `hot${run}-`;
+  const prefix = holding ? `hotr${run}-` : packages ? `hotp${run}-` : `hot${run}-`;
   const timetable = holding ? await heldTimetables(api, admin, k, prefix, `bench-rules-${run}`) : {}; // prettier-ignore
+  const course = packages ? { term: `bench-packages-${run}`, courseCode: 'PKG' } : {};
   const { id } = await createLecture(api, admin, {
     capacity: k,
     admission: { batchSize: k, maxActiveTickets: k, ticketTtlSeconds: 600 },
     ...timetable,
+    ...course,
   });
+  const sections = [];
+  for (let i = 0; packages && i < 2; i++) {
+    const dis = { ...course, component: 'DIS', capacity: k / 2, primaryIds: [id] };
+    sections.push((await createLecture(api, admin, dis)).id);
+  }
+  const body = (i) => (packages ? { body: { sections: [sections[i % 2]] } } : undefined);
   const students = Array.from({ length: k }, (_, i) => token(`${prefix}${i}`));
   await Promise.all(students.map((t) => api.request('POST', `/lectures/${id}/queue`, t)));
   for (let i = 0; i < 100; i++) {
@@ -32,18 +42,29 @@ async function hotLecture(api, admin, { holding = false } = {}) {
   }
   const t0 = now();
   const replies = await Promise.all(
-    students.map((t) => api.request('POST', `/lectures/${id}/enroll`, t)),
+    students.map((t, i) => api.request('POST', `/lectures/${id}/enroll`, t, body(i))),
   );
   const seconds = (now() - t0) / 1000;
   const ok = replies.filter((r) => r.status === 201);
   return {
     students: k,
     holding,
+    packages,
     enrolled: ok.length,
     rate: ok.length / seconds,
     ...latency(ok),
-    invariants: await stores.seatInvariants(DB_URL, id),
+    invariants: await packageInvariants([id, ...sections]),
   };
+}
+
+/** The seat invariants of a lecture and its sections together, and every package whole. */
+async function packageInvariants(ids) {
+  const each = await Promise.all(ids.map((l) => stores.seatInvariants(DB_URL, l)));
+  const sum = (key) => each.reduce((n, i) => n + i[key], 0);
+  const seated = each.slice(1).reduce((n, i) => n + i.rows, 0);
+  // With sections, every primary seat has exactly one section seat beside it.
+  const halfPackages = ids.length > 1 ? Math.abs(each[0].rows - seated) : 0;
+  return { ...each[0], oversold: sum('oversold') + halfPackages, doubleSeats: sum('doubleSeats') };
 }
 
 /**
