@@ -28,10 +28,17 @@ export interface RefusalDetail {
 export type EnrollOutcome = (
   | { kind: 'ENROLLED' | 'ALREADY_ENROLLED'; enrolledAt: Date; lecture: LectureFacts }
   | { kind: 'FULL'; lecture: LectureFacts; fullId?: number }
-  | { kind: 'CLOSED' | 'NOT_OPEN' | 'COMPONENT_REQUIRED'; lecture: LectureFacts }
+  | {
+      kind: 'CLOSED' | 'NOT_OPEN' | 'COMPONENT_REQUIRED' | 'SECONDARY_SECTION';
+      lecture: LectureFacts;
+    }
   | ({ kind: RuleCode; lecture: LectureFacts } & RefusalDetail)
   | { kind: 'NOT_FOUND' | 'TOO_LATE' }
-) & { sections?: LectureFacts[] };
+) & {
+  /** a package's secondary sections, and the other primaries they name, as the batch left them */
+  sections?: LectureFacts[];
+  others?: LectureFacts[];
+};
 
 export const LECTURE_COLUMNS = factsColumnsSql();
 
@@ -68,7 +75,11 @@ export function enrollStatementSql(
   lectureId: number,
   requests: EnrollRequest[],
   maxCredits: number,
-  { sections = [], exchange = false }: { sections?: number[]; exchange?: boolean } = {},
+  {
+    sections = [],
+    exchange = false,
+    guard = 'true',
+  }: { sections?: number[]; exchange?: boolean; guard?: string } = {},
 ): string {
   const id = Number(lectureId);
   const secs = sections.map(Number);
@@ -82,15 +93,22 @@ export function enrollStatementSql(
         `(${escapeLiteral(r.studentId)}, ${i}, ${sqlInt(r.queueSeq)}, ${sqlInt(r.deadline)})`,
     )
     .join(', ');
-  // The meetings of what is taken: a lecture alone reads its own row's (`l`, the lecture CTE).
+  // The meetings of what is taken: a lecture alone reads its own row's (`l`, the lecture CTE),
+  // a package the `pm` CTE's, read once for the whole batch.
   const meetings =
     secs.length === 0
       ? `(SELECT ${id} AS lecture_id, m.slot, m.dates FROM unnest(l.meeting_ranges, l.meeting_dates) m (slot, dates))`
-      : `(SELECT x.id AS lecture_id, m.slot, m.dates FROM lecture x,
-          unnest(x.meeting_ranges, x.meeting_dates) m (slot, dates) WHERE x.id IN (${all}))`;
+      : 'pm';
   const scope = { lectureIds: all, meetings, studentId: 'r.student_id', studentTermId: 'st.id', maxCredits }; // prettier-ignore
   return `WITH req (student_id, ord, queue_seq, deadline) AS (VALUES ${values}),
-     secs AS (SELECT * FROM lecture WHERE id IN (${secs.length > 0 ? secs.join(', ') : 'NULL'})),
+     secs AS (SELECT * FROM lecture WHERE id IN (${secs.length > 0 ? secs.join(', ') : 'NULL'})),${
+       secs.length > 0
+         ? `
+     pm AS MATERIALIZED (SELECT x.id AS lecture_id, m.slot, m.dates FROM lecture x,
+                           unnest(x.meeting_ranges, x.meeting_dates) m (slot, dates)
+                          WHERE x.id IN (${all})),`
+         : ''
+     }
      lec AS (SELECT *, opens_at <= now() AS opened,
                     (closes_at IS NOT NULL AND closes_at <= now()) AS closed,
                     ${exchange ? '0' : 'credits'} + (SELECT coalesce(sum(credits), 0) FROM secs)::int AS package_credits,
@@ -99,8 +117,13 @@ export function enrollStatementSql(
                     -- the sections still the lecture's, one per component (and, for an enroll,
                     -- every component): checked under the locks every link change takes
                     ${packageOkSql(id, secs.length, exchange)} AS package_ok,
-                    section_components(id) AS components, package_seats(id) AS package_seats
-               FROM lecture WHERE id = ${id}),
+                    -- a lecture without secondaries (most) needs neither function's lookups
+                    CASE WHEN has_secs THEN section_components(id) ELSE '{}' END AS components,
+                    CASE WHEN has_secs THEN package_seats(id) END AS package_seats,
+                    -- a package's own sections that meet at once (see the time-conflict rule)
+                    ${secs.length > 0 ? ownClashesSql : 'NULL::int[]'} AS own_clashes
+               FROM (SELECT *, ${secs.length > 0 ? 'true' : `EXISTS (SELECT 1 FROM lecture s WHERE s.primary_ids @> ARRAY[${id}])`} AS has_secs
+                       FROM lecture WHERE id = ${id}) x),
      had AS (SELECT e.student_id, e.enrolled_at FROM enrollment e
               WHERE e.lecture_id = ${id} AND e.student_id IN (SELECT student_id FROM req)),
      judged AS (
@@ -121,7 +144,7 @@ export function enrollStatementSql(
          FROM judged j),
      winners AS (SELECT r.student_id, r.queue_seq, r.student_term_id FROM ranked r, lec l
                   WHERE l.opened AND NOT l.closed AND r.refusal IS NULL AND r.on_time
-                    AND l.package_ok AND r.n <= l.package_limit),
+                    AND l.package_ok AND ${guard} AND r.n <= l.package_limit),
      taken AS (
        UPDATE lecture SET seats_left = seats_left - (SELECT count(*) FROM winners), version = version + 1
         WHERE id IN (${taking}) AND EXISTS (SELECT 1 FROM winners)
@@ -139,7 +162,8 @@ export function enrollStatementSql(
      slots AS (
        INSERT INTO enrollment_slot (lecture_id, student_id, term, student_term_id, slot, dates)
        SELECT m.lecture_id, w.student_id, l.term, w.student_term_id, m.slot, m.dates
-         FROM winners w, lec l CROSS JOIN LATERAL ${meetings} m WHERE m.lecture_id IN (${taking}))
+         FROM winners w, lec l CROSS JOIN ${secs.length === 0 ? 'LATERAL ' : ''}${meetings} m
+        WHERE m.lecture_id IN (${taking}))
      SELECT r.student_id, coalesce(i.enrolled_at, CASE WHEN w.student_id IS NOT NULL THEN h.enrolled_at END) AS won_at,
             ${exchange ? 'NULL' : 'h.enrolled_at'} AS had_at, h.enrolled_at AS held_at, l.opened, l.closed,
             rk.on_time, rk.refusal, rk.n < l.package_limit AS seat_free, l.package_ok,
@@ -163,9 +187,16 @@ export function enrollStatementSql(
        LEFT JOIN taken t ON t.id = l.id`;
 }
 
+/** A package's own sections that meet at once, from the `pm` CTE. */
+const ownClashesSql = `(SELECT array_agg(DISTINCT a.lecture_id ORDER BY a.lecture_id)
+                       FROM pm a JOIN pm b ON a.lecture_id <> b.lecture_id
+                                          AND a.slot && b.slot AND a.dates && b.dates)`;
+
 /** True when the `count` sections of `secs` fit the lecture (see the statement's lec). */
 function packageOkSql(id: number, count: number, exchange: boolean): string {
-  if (count === 0) return 'true'; // a lecture alone: a section added meanwhile is not theirs yet
+  // A lecture alone: still a primary, and still without secondaries (one added meanwhile
+  // must be chosen, as the cached facts could not say).
+  if (count === 0) return 'cardinality(primary_ids) = 0 AND NOT has_secs';
   const mine = `(SELECT count(DISTINCT component) FROM secs WHERE primary_ids @> ARRAY[${id}])`;
   const all = `(SELECT count(DISTINCT s.component) FROM lecture s WHERE s.primary_ids @> ARRAY[${id}])`; // prettier-ignore
   return exchange ? `${mine} = ${count}` : `${mine} = ${count} AND ${all} = ${count}`;
@@ -191,7 +222,9 @@ export function outcomeOf(r: Record<string, unknown>): EnrollOutcome {
   if (r.won_at) return { kind: 'ENROLLED', enrolledAt: r.won_at as Date, lecture };
   if (r.had_at) return { kind: 'ALREADY_ENROLLED', enrolledAt: r.had_at as Date, lecture };
   // An admin changed the lecture's sections since the choice was checked: choose again.
-  if (r.package_ok === false) return { kind: 'COMPONENT_REQUIRED', lecture };
+  if (r.package_ok === false) {
+    return { kind: lecture.primaryIds.length > 0 ? 'SECONDARY_SECTION' : 'COMPONENT_REQUIRED', lecture }; // prettier-ignore
+  }
   if (r.closed) return { kind: 'CLOSED', lecture };
   if (!r.opened) return { kind: 'NOT_OPEN', lecture };
   if (!r.seat_free) {

@@ -8,8 +8,8 @@ import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
 import { EnrollBatcher } from './enroll-batcher';
-import { EnrollOutcome, isRefusal } from './enroll-statement';
-import { SeatTransactions } from './seat.transactions';
+import { EnrollOutcome, EnrollRequest, isRefusal } from './enroll-statement';
+import { CancelOutcome, ExchangeOutcome, SeatTransactions, SwapOutcome } from './seat.transactions';
 
 export class MyEnrollment {
   lectureId: number;
@@ -52,6 +52,7 @@ export class EnrollService {
     const won = outcomes.filter((o) => o.kind === 'ENROLLED');
     const students = batch.filter((_, i) => outcomes[i].kind === 'ENROLLED').map((r) => r.studentId); // prettier-ignore
     if (won.length > 0) await this.facts.recordSections(won[0].sections ?? [], 'enrolled', students); // prettier-ignore
+    await this.facts.recordSections(outcomes[0]?.others ?? [], '', []); // shared sections' primaries
     return outcomes;
   });
 
@@ -79,7 +80,8 @@ export class EnrollService {
       if (swapFrom === lectureId) {
         throw new AppError('VALIDATION_FAILED', 'swapFrom must be another lecture than the one enrolled in'); // prettier-ignore
       }
-      const from = await this.facts.get(swapFrom);
+      // A secondary is given up with its primary only: swap from that.
+      const from = await this.facts.getPrimary(swapFrom);
       // Before the ticket is touched (API.md v4); the transaction checks it again.
       if (from.term !== lecture.term) throw otherTerm(swapFrom);
     }
@@ -115,16 +117,13 @@ export class EnrollService {
       return this.answer(hold, outcome, sections);
     }
 
-    const fromSections = await this.seats.heldSections(swapFrom, studentId).catch(faulted);
-    const swapped = await this.seats
-      .swap(lectureId, swapFrom, request, { sections, fromSections })
-      .catch(faulted);
+    const swapped = await this.swap(lectureId, swapFrom, request, sections).catch(faulted);
     switch (swapped.kind) {
       case 'SWAPPED': {
         const { taken, freed } = swapped;
         await this.holds.settle(hold, taken.lecture, true);
         await this.facts.recordSections(swapped.sections, 'enrolled', [studentId]);
-        await this.facts.recordSections(swapped.freedSections, 'cancelled', [studentId]);
+        await this.facts.recordSections(swapped.written, 'cancelled', [studentId]);
         // The seat given up goes to the next student of its queue, as a cancel's does.
         await this.holds.seatFreed(freed.lecture, studentId, freed.releaseId);
         const v = view('ENROLLED', lectureId, taken.enrolledAt, taken.lecture.seatsLeft);
@@ -138,7 +137,24 @@ export class EnrollService {
         throw otherTerm(swapFrom);
       case 'KEPT':
         return this.answer(hold, swapped.outcome, sections);
+      case 'RETRY':
+        throw await this.unavailable(hold, `your sections of lecture ${swapFrom} kept changing while swapping`); // prettier-ignore
     }
+  }
+
+  /** The swap, with the sections held in `swapFrom` read anew while they change meanwhile. */
+  private async swap(
+    lectureId: number,
+    swapFrom: number,
+    request: EnrollRequest,
+    sections: number[],
+  ): Promise<SwapOutcome> {
+    let outcome: SwapOutcome = { kind: 'RETRY' };
+    for (let i = 0; i < HELD_TRIES && outcome.kind === 'RETRY'; i++) {
+      const fromSections = await this.seats.heldSections(swapFrom, request.studentId);
+      outcome = await this.seats.swap(lectureId, swapFrom, request, { sections, fromSections });
+    }
+    return outcome;
   }
 
   /** The answer to one seat transaction's outcome, the ticket's fate settled first. */
@@ -172,6 +188,9 @@ export class EnrollService {
         // The admin moved the window after this admission: not the student's doing.
         await this.holds.giveBack(hold);
         throw new AppError('NOT_OPEN', 'enrollment has not opened yet');
+      case 'SECONDARY_SECTION':
+        await this.holds.giveBack(hold); // made a secondary since: the primaries are the way in
+        throw secondarySection(outcome.lecture);
       case 'COMPONENT_REQUIRED':
         await this.holds.giveBack(hold); // the sections changed under the choice: choose again
         throw componentRequired(outcome.lecture, true);
@@ -230,11 +249,15 @@ export class EnrollService {
    */
   async cancel(lectureId: number, studentId: string): Promise<void> {
     await this.facts.getPrimary(lectureId);
-    const sections = await this.seats.heldSections(lectureId, studentId);
-    const outcome = await this.seats.cancel(lectureId, studentId, sections);
+    let outcome: CancelOutcome = { kind: 'RETRY' };
+    for (let i = 0; i < HELD_TRIES && outcome.kind === 'RETRY'; i++) {
+      const sections = await this.seats.heldSections(lectureId, studentId);
+      outcome = await this.seats.cancel(lectureId, studentId, sections);
+    }
+    if (outcome.kind === 'RETRY') throw heldChanging(lectureId);
     if (outcome.kind === 'NOT_ENROLLED')
       throw new AppError('NOT_ENROLLED', 'you hold no seat in this lecture');
-    await this.facts.recordSections(outcome.freedSections, 'cancelled', [studentId]);
+    await this.facts.recordSections(outcome.written, 'cancelled', [studentId]);
     await this.holds.seatFreed(outcome.lecture, studentId, outcome.releaseId);
   }
 
@@ -245,16 +268,22 @@ export class EnrollService {
   async exchange(lectureId: number, studentId: string, sections: number[]): Promise<SectionsView> {
     const lecture = await this.facts.getPrimary(lectureId);
     const chosen = chosenPackage(lecture, sections, { whole: false });
-    const held = await this.seats.heldSections(lectureId, studentId);
-    const outcome = chosen.every((s) => held.includes(s))
-      ? await this.unchanged(lecture, studentId, held)
-      : await this.seats.exchange(lectureId, studentId, chosen, held);
+    let outcome: ExchangeOutcome = { kind: 'RETRY' };
+    for (let i = 0; i < HELD_TRIES && outcome.kind === 'RETRY'; i++) {
+      const held = await this.seats.heldSections(lectureId, studentId);
+      outcome = chosen.every((s) => held.includes(s))
+        ? await this.unchanged(lecture, studentId, held)
+        : await this.seats.exchange(lectureId, studentId, chosen, held);
+    }
     switch (outcome.kind) {
       case 'EXCHANGED':
         // The primary's package seats changed: its facts go first, so admission counts them.
         await this.facts.recordSections([outcome.lecture, ...outcome.written], '', []);
         void this.channel.studentsChanged(lectureId, [studentId]);
+        void this.holds.slotFreed(lectureId); // a section's seat given back may seat a package
         return { lectureId, sections: outcome.sections, seatsLeft: outcome.lecture.seatsLeft };
+      case 'RETRY':
+        throw heldChanging(lectureId);
       case 'NOT_ENROLLED':
         throw new AppError('NOT_ENROLLED', 'you hold no seat in this lecture');
       case 'KEPT':
@@ -342,6 +371,16 @@ function refusedExchange(outcome: EnrollOutcome): AppError {
     default:
       return new AppError('UNAVAILABLE', 'the exchange could not be settled; try again');
   }
+}
+
+/** Tries of a cancel, swap or exchange whose held sections changed between read and lock. */
+const HELD_TRIES = 3;
+
+const heldChanging = (lectureId: number) =>
+  new AppError('UNAVAILABLE', `your sections of lecture ${lectureId} kept changing; try again`);
+
+function secondarySection(lecture: LectureFacts): AppError {
+  return new AppError('SECONDARY_SECTION', `lecture ${lecture.id} is a secondary section: enroll in ${lecture.primaryIds.join(' or ')}`, {}, { primaryIds: lecture.primaryIds }); // prettier-ignore
 }
 
 const otherTerm = (swapFrom: number) =>

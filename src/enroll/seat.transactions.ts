@@ -20,7 +20,9 @@ import {
   factsOfSql,
   freeSectionsSql,
   heldSectionsSql,
+  heldWithinSql,
   lockLecturesSql,
+  otherPrimariesSql,
   touchSql,
 } from './package-statements';
 
@@ -32,26 +34,33 @@ export interface FreedSeat {
   releaseId: string;
 }
 
+/**
+ * RETRY: the secondary sections the student holds changed between their read and the locks
+ * (their own request elsewhere); nothing changed, read them again and retry.
+ */
 export type CancelOutcome =
-  ({ kind: 'CANCELLED'; freedSections: LectureFacts[] } & FreedSeat) | { kind: 'NOT_ENROLLED' };
+  | ({ kind: 'CANCELLED'; written: LectureFacts[] } & FreedSeat)
+  | { kind: 'NOT_ENROLLED' }
+  | { kind: 'RETRY' };
 
 /** A swap's result: the seats taken and the lecture given up, or why nothing changed. */
 export type SwapOutcome =
   | {
       kind: 'SWAPPED';
       taken: { enrolledAt: Date; lecture: LectureFacts };
-      /** the secondary sections taken with it, and those given up, as left */
+      /** the secondary sections taken with it, as left */
       sections: LectureFacts[];
       freed: FreedSeat;
-      freedSections: LectureFacts[];
+      /** the sections given up and the other primaries of all of them, as left */
+      written: LectureFacts[];
     }
-  | { kind: 'NOT_ENROLLED' | 'OTHER_TERM' }
+  | { kind: 'NOT_ENROLLED' | 'OTHER_TERM' | 'RETRY' }
   | { kind: 'KEPT'; outcome: EnrollOutcome };
 
 /** An exchange's result: the primary and the sections held after it, or why nothing changed. */
 export type ExchangeOutcome =
   | { kind: 'EXCHANGED'; lecture: LectureFacts; sections: number[]; written: LectureFacts[] }
-  | { kind: 'NOT_ENROLLED' }
+  | { kind: 'NOT_ENROLLED' | 'RETRY' }
   | { kind: 'KEPT'; outcome: EnrollOutcome };
 
 /** An exchange takes no ticket: its deadline only bounds the statement's own run. */
@@ -97,22 +106,25 @@ export class SeatTransactions {
   ): Promise<EnrollOutcome[]> {
     const id = Number(lectureId);
     const once = [...new Map(requests.map((r) => [r.studentId, r])).values()];
+    const pkg = sections.length > 0;
     const results = await this.transaction(
       await this.connect(),
-      lockLecturesSql([id, ...sections]),
+      lockLecturesSql([id, ...sections], sections),
       ...lockStudentsSql(
         id,
         once.map((r) => r.studentId),
       ),
       // After the locks: this statement's snapshot sees every seat and row committed before.
       enrollStatementSql(id, once, this.config.maxCredits, { sections }),
-      // A package's lectures as it left them: their seats, and the primary's package seats.
-      ...(sections.length > 0 ? [factsOfSql([id, ...sections])] : []),
+      // A package's lectures as it left them (their seats, the primary's package seats), and
+      // the other primaries of its sections.
+      ...(pkg ? [factsOfSql([id, ...sections]), otherPrimariesSql([id], sections)] : []),
     );
-    const rows = results[BEGIN_STATEMENTS + 3].rows;
-    const after = packageAfter(results[BEGIN_STATEMENTS + 4], sections);
+    const at = BEGIN_STATEMENTS + 3;
+    const after = packageAfter(results[at + 1], sections);
+    const others = pkg ? results[at + 2].rows.map(factsOf) : [];
     const outcomes = new Map(
-      rows.map((r) => [r.student_id as string, withPackage(outcomeOf(r), id, after)]),
+      results[at].rows.map((r) => [r.student_id as string, withPackage(outcomeOf(r), id, after, others)]), // prettier-ignore
     );
     return requests.map((r) => outcomes.get(r.studentId) ?? { kind: 'NOT_FOUND' });
   }
@@ -140,25 +152,35 @@ export class SeatTransactions {
   ): Promise<SwapOutcome> {
     const [id, from] = [Number(lectureId), Number(fromId)];
     const sid = escapeLiteral(request.studentId);
-    const touched = [id, ...sections];
+    const guard = heldWithinSql(from, sid, fromSections);
+    const touching = [...sections, ...fromSections];
     return this.decided<SwapOutcome>(
       [
-        lockLecturesSql([id, from, ...sections, ...fromSections]),
+        lockLecturesSql([id, from, ...touching], touching),
         ...lockStudentsSql(id, [request.studentId]),
-        freeSectionsSql(from, sid),
-        freeSeatSql(from, sid, `AND term = (SELECT term FROM lecture WHERE id = ${id})`),
+        `SELECT ${guard} AS ok`,
+        freeSectionsSql(from, sid, { guard }),
+        // `from` a primary (a secondary is given up with its primary only), of the same term
+        freeSeatSql(from, sid, `AND primary_id IS NULL AND term = (SELECT term FROM lecture WHERE id = ${id}) AND ${guard}`), // prettier-ignore
         enrollStatementSql(id, [request], this.config.maxCredits, { sections }),
-        factsOfSql(touched),
+        factsOfSql([id, ...sections]),
+        otherPrimariesSql([id, from], touching),
       ],
-      ([locked, , , freedSections, freedRows, enrolled, after]) => {
+      ([locked, , , held, freedSections, freedRows, enrolled, after, others]) => {
+        if (!held.rows[0].ok) return { commit: false, value: { kind: 'RETRY' } };
         const terms = new Set(locked.rows.filter((r) => [id, from].includes(r.id)).map((r) => r.term)); // prettier-ignore
         const freed = freedRows.rows[0];
         const row = enrolled.rows[0];
         const outcome = row ? withPackage(outcomeOf(row), id, packageAfter(after, sections)) : NOT_FOUND; // prettier-ignore
         if (freed && outcome.kind === 'ENROLLED') {
           const taken = { enrolledAt: outcome.enrolledAt, lecture: outcome.lecture };
-          const left = freedSections.rows.map(factsOf);
-          const value: SwapOutcome = { kind: 'SWAPPED', taken, sections: outcome.sections ?? [], freed: freedOf(freed), freedSections: left }; // prettier-ignore
+          const value: SwapOutcome = {
+            kind: 'SWAPPED',
+            taken,
+            sections: outcome.sections ?? [],
+            freed: freedOf(freed),
+            written: [...freedSections.rows.map(factsOf), ...others.rows.map(factsOf)],
+          };
           return { commit: true, value };
         }
         if (outcome.kind === 'NOT_FOUND' || outcome.kind === 'ALREADY_ENROLLED') {
@@ -188,27 +210,35 @@ export class SeatTransactions {
     const sid = escapeLiteral(studentId);
     const taking = sections.filter((s) => !held.includes(s));
     const request = { studentId, deadline: Date.now() + EXCHANGE_DEADLINE_MS, queueSeq: null };
+    const guard = heldWithinSql(id, sid, held);
+    const touching = [...held, ...sections];
     return this.decided<ExchangeOutcome>(
       [
-        lockLecturesSql([id, ...held, ...sections]),
+        lockLecturesSql([id, ...touching], touching),
         ...lockStudentsSql(id, [studentId]),
-        freeSectionsSql(id, sid, sections),
-        enrollStatementSql(id, [request], this.config.maxCredits, { sections: taking, exchange: true }), // prettier-ignore
+        `SELECT ${guard} AS ok`,
+        freeSectionsSql(id, sid, { only: sections, guard }),
+        enrollStatementSql(id, [request], this.config.maxCredits, { sections: taking, exchange: true, guard }), // prettier-ignore
         touchSql(id),
         factsOfSql([id, ...taking]),
+        otherPrimariesSql([id], touching),
         heldSectionsSql(id, sid),
       ],
-      ([, , , freedSections, enrolled, , after, now]) => {
+      ([, , , ok, freedSections, enrolled, , after, others, now]) => {
+        if (!ok.rows[0].ok) return { commit: false, value: { kind: 'RETRY' } };
         const row = enrolled.rows[0];
         if (!row?.held_at) return { commit: false, value: { kind: 'NOT_ENROLLED' } };
         const outcome = withPackage(outcomeOf(row), id, packageAfter(after, taking));
         if (outcome.kind !== 'ENROLLED') return { commit: false, value: { kind: 'KEPT', outcome } };
-        const freed = freedSections.rows.map(factsOf);
         const value: ExchangeOutcome = {
           kind: 'EXCHANGED',
           lecture: outcome.lecture,
           sections: now.rows[0].sections.map(Number),
-          written: [...(outcome.sections ?? []), ...freed],
+          written: [
+            ...(outcome.sections ?? []),
+            ...freedSections.rows.map(factsOf),
+            ...others.rows.map(factsOf),
+          ],
         };
         return { commit: true, value };
       },
@@ -227,16 +257,21 @@ export class SeatTransactions {
   ): Promise<CancelOutcome> {
     const id = Number(lectureId);
     const sid = escapeLiteral(studentId);
+    const guard = heldWithinSql(id, sid, sections);
     const results = await this.transaction(
       await this.connect(),
-      lockLecturesSql([id, ...sections]),
-      freeSectionsSql(id, sid),
-      freeSeatSql(id, sid),
+      lockLecturesSql([id, ...sections], sections),
+      `SELECT ${guard} AS ok`,
+      freeSectionsSql(id, sid, { guard }),
+      freeSeatSql(id, sid, `AND ${guard}`),
+      otherPrimariesSql([id], sections),
     );
-    const row = results[BEGIN_STATEMENTS + 2].rows[0];
+    const [ok, freedSections, freedRows, others] = results.slice(BEGIN_STATEMENTS + 1);
+    if (!ok.rows[0].ok) return { kind: 'RETRY' };
+    const row = freedRows.rows[0];
     if (!row) return { kind: 'NOT_ENROLLED' };
-    const freedSections = results[BEGIN_STATEMENTS + 1].rows.map(factsOf);
-    return { kind: 'CANCELLED', ...freedOf(row), freedSections };
+    const written = [...freedSections.rows.map(factsOf), ...others.rows.map(factsOf)];
+    return { kind: 'CANCELLED', ...freedOf(row), written };
   }
 
   /** The secondary sections the student holds with a primary (no lock: re-read under them). */
@@ -355,8 +390,13 @@ function packageAfter(result: QueryResult | undefined, sections: number[]): Lect
  * A package's outcome with the lectures as the transaction left them: the primary's facts (its
  * package seats now counted after this batch) and the sections' to record.
  */
-function withPackage(outcome: EnrollOutcome, id: number, after: LectureFacts[]): EnrollOutcome {
+function withPackage(
+  outcome: EnrollOutcome,
+  id: number,
+  after: LectureFacts[],
+  others: LectureFacts[] = [],
+): EnrollOutcome {
   if (after.length === 0 || !('lecture' in outcome)) return outcome;
   const lecture = after.find((f) => f.id === id) ?? outcome.lecture;
-  return { ...outcome, lecture, sections: after.filter((f) => f.id !== id) };
+  return { ...outcome, lecture, sections: after.filter((f) => f.id !== id), others };
 }

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { seatsToGive } from '../lectures/lecture-facts';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
@@ -50,9 +51,9 @@ export class HoldRecovery {
       lectureId,
       lapsedInRedis.filter((h) => held.has(h.studentId)),
     );
-    // A lecture with no seat left (or closed) has no ticket to give again: a FULL or CLOSED
+    // A lecture with no seat left (or closed; or a package without one) has no ticket to give again: a FULL or CLOSED
     // answer whose commit came after the deadline would otherwise leave one beside it.
-    const room = facts.seatsLeft > 0 && (facts.closesAt === null || facts.closesAt > Date.now());
+    const room = seatsToGive(facts) > 0 && (facts.closesAt === null || facts.closesAt > Date.now());
     let regranted = 0;
     for (const hold of lapsed) {
       const ttl = facts.ticketTtlSeconds * 1000;

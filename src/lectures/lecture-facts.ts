@@ -51,6 +51,10 @@ export function factsColumnsSql(l = ''): string {
   section_components(${l}id) AS components, package_seats(${l}id) AS "packageSeats"`;
 }
 
+/** The seats the lecture can still give: its own, and for a package its sections' too. */
+export const seatsToGive = (f: LectureFacts): number =>
+  f.packageSeats === null ? f.seatsLeft : Math.min(f.seatsLeft, f.packageSeats);
+
 /** A primary section with secondaries: enrolled in as a package. */
 export const isPackage = (f: LectureFacts): boolean => Object.keys(f.components).length > 0;
 

@@ -56,7 +56,7 @@ export class LecturesService {
 
   /** Under the lecture's row lock, so a capacity change and an enroll never interleave. */
   async update(id: number, dto: UpdateLectureDto): Promise<LectureView> {
-    const { saved, facts } = await this.db.transaction(async (tx) => {
+    const { saved, primaries, facts } = await this.db.transaction(async (tx) => {
       const lecture = await lockWithPrimaries(tx, id, dto.primaryIds);
       const before = lecture.primaryIds;
       applyEdit(lecture, dto);
@@ -64,11 +64,12 @@ export class LecturesService {
       await assertSectionLinks(tx, saved);
       // A secondary's seats and links are its primaries' facts too (their package seats).
       const primaries = [...before, ...saved.primaryIds];
-      return { saved, facts: await factsAfterLinking(tx, id, primaries) };
+      return { saved, primaries, facts: await factsAfterLinking(tx, id, primaries) };
     });
     await this.publish(facts); // never throws: the edit is committed
     await this.events.changed(id); // a raised capacity or a moved window may admit more
-    for (const p of saved.primaryIds) await this.events.changed(p); // their packages may seat more
+    // Its primaries, old and new: their packages may seat more (or, unlinked, no longer wait).
+    for (const p of new Set(primaries)) await this.events.changed(p);
     return this.viewOf(saved);
   }
 

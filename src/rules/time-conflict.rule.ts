@@ -1,12 +1,6 @@
 import { overlaps } from '../lectures/meetings';
 import { TermRule, idsOf, lectures } from './term-rule';
 
-/** A package's own sections that meet at once (students aside: the same for everyone). */
-const ownClashes = (meetings: string) =>
-  `(SELECT array_agg(DISTINCT a.lecture_id ORDER BY a.lecture_id)
-      FROM ${meetings} a JOIN ${meetings} b ON a.lecture_id <> b.lecture_id
-                           AND a.slot && b.slot AND a.dates && b.dates)`;
-
 /**
  * No two lectures a student holds in a term meet at once (dates counted); PostgreSQL's
  * exclusion constraint on enrollment_slot refuses what this misses.
@@ -15,14 +9,15 @@ export const timeConflict = {
   code: 'TIME_CONFLICT',
   describe:
     'TIME_CONFLICT (a meeting overlaps a held one: on one day, [start, end) and the dates intersect)',
-  // The held lectures in the way; else, for a package, its own sections that meet at once.
+  // The held lectures in the way; else, for a package, its own sections that meet at once
+  // (`l.own_clashes`: the same for every student, so the seat statement reads it once).
   looks: ({ lectureIds, meetings, studentTermId }) => ({
     clashes: `coalesce(
               (SELECT array_agg(DISTINCT s.lecture_id ORDER BY s.lecture_id)
                  FROM ${meetings} m
                  JOIN enrollment_slot s ON s.student_term_id = ${studentTermId} AND s.slot && m.slot
                                        AND s.dates && m.dates AND s.lecture_id NOT IN (${lectureIds})),
-              ${lectureIds.includes(',') ? ownClashes(meetings) : 'NULL'})`,
+              ${lectureIds.includes(',') ? 'l.own_clashes' : 'NULL'})`,
   }),
   refuses: 'c.clashes IS NOT NULL',
   conflictsWith: (row) => idsOf(row.clashes),

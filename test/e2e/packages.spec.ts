@@ -352,6 +352,74 @@ describe('Packages: a primary section taken with one secondary of each component
     await ctx.sql(`UPDATE lecture SET primary_ids = ARRAY[$2::int] WHERE id = $1`, [c.lab, c.lec]);
   });
 
+  it('refuses a swap from a secondary section: SECONDARY_SECTION before the ticket, and the package stays whole', async () => {
+    const term = newTerm();
+    const c = await course(term);
+    const other = (await createLecture(url, { term, meetings: [] })).id;
+    await ticket(c.lec, 'lea');
+    await enroll(c.lec, 'lea', { sections: [c.dis1, c.lab] }).expect(201);
+    await ticket(other, 'lea');
+    const res = await enroll(other, 'lea', { swapFrom: c.dis1 });
+    expect([res.status, res.body.code, res.body.primaryIds]).toEqual([409, 'SECONDARY_SECTION', [c.lec]]); // prettier-ignore
+    expect(await holdings('lea', term)).toEqual([c.lec, c.dis1, c.lab]);
+    expect((await queueStatus(url, other, 'lea')).body.status).toBe('ADMITTED');
+  });
+
+  it('a lecture alone is checked again in the transaction: a section gained, or the lecture made a secondary, behind the cache', async () => {
+    const term = newTerm();
+    const code = `C${++n}`;
+    const lec = (await createLecture(url, { term, courseCode: code })).id;
+    const dis = (await createLecture(url, { term, courseCode: code, component: 'DIS' })).id;
+    await ticket(lec, 'max');
+    await ctx.sql(`UPDATE lecture SET primary_ids = ARRAY[$2::int] WHERE id = $1`, [dis, lec]);
+    const gained = await enroll(lec, 'max');
+    expect([gained.body.code, gained.body.components]).toEqual(['COMPONENT_REQUIRED', { DIS: [dis] }]); // prettier-ignore
+    expect((await queueStatus(url, lec, 'max')).body.status).toBe('ADMITTED');
+    // The other way: the lecture itself becomes a secondary of another one.
+    await ctx.sql(`UPDATE lecture SET primary_ids = '{}' WHERE id = $1`, [dis]);
+    const other = (await createLecture(url, { term, courseCode: code, component: 'SEM' })).id;
+    await ctx.sql(`UPDATE lecture SET primary_ids = ARRAY[$2::int] WHERE id = $1`, [lec, other]);
+    const made = await enroll(lec, 'max');
+    expect([made.body.code, made.body.primaryIds]).toEqual(['SECONDARY_SECTION', [other]]);
+    expect(await holdings('max', term)).toEqual([]);
+    await ctx.sql(`UPDATE lecture SET primary_ids = '{}' WHERE id = $1`, [lec]);
+  });
+
+  it('a section shared by two primaries: a seat taken through one is counted at once in the other’s admission', async () => {
+    const term = newTerm();
+    const code = `C${++n}`;
+    const [p1, p2] = [
+      (await createLecture(url, { term, courseCode: code, meetings: [MON_9] })).id,
+      (await createLecture(url, { term, courseCode: code, meetings: [MON_9] })).id,
+    ];
+    const shared = (await createLecture(url, { term, courseCode: code, component: 'DIS', capacity: 1, primaryIds: [p1, p2] })).id; // prettier-ignore
+    await ticket(p1, 'ned');
+    await enroll(p1, 'ned', { sections: [shared] }).expect(201);
+    // p2's package can seat nobody now: its join is FULL on either instance.
+    for (const a of apps) {
+      const res = await join(a.url, p2, 'ola');
+      expect([res.status, res.body.code]).toEqual([409, 'FULL']);
+    }
+    await cancelEnrollment(url, p1, 'ned').expect(204);
+    expect((await join(apps[1].url, p2, 'ola')).status).toBe(201);
+  });
+
+  it('two exchanges of one student at once: each answered (never 500), one package held', async () => {
+    const term = newTerm();
+    const c = await course(term);
+    await ticket(c.lec, 'pia');
+    await enroll(c.lec, 'pia', { sections: [c.dis1, c.lab] }).expect(201);
+    const replies = await Promise.all([
+      exchange(c.lec, 'pia', [c.dis2]),
+      exchange(c.lec, 'pia', [c.dis2]),
+      request(apps[1].url).put(`/me/enrollments/${c.lec}/sections`).set(studentHeaders('pia')).send({ sections: [c.dis2] }), // prettier-ignore
+    ]);
+    for (const r of replies) expect([200, 503]).toContain(r.status);
+    expect(replies.some((r) => r.status === 200)).toBe(true);
+    expect(await holdings('pia', term)).toEqual([c.lec, c.dis2, c.lab]);
+    expect(await seats(c.dis1, c.dis2)).toEqual([10, 9]);
+  });
+
   it('PostgreSQL refuses a secondary row without its primary, and a second section of one component', async () => {
     const term = newTerm();
     const c = await course(term);
