@@ -11,6 +11,10 @@ export class ApiError extends Error {
     readonly conflictsWith: number[] = [],
     /** an import's VALIDATION_FAILED: every refused section */
     readonly errors: ImportError[] = [],
+    /** COMPONENT_REQUIRED: a primary's secondary sections to choose from, by component */
+    readonly components: Record<string, number[]> = {},
+    /** FULL on a package: the section without a seat */
+    readonly lectureId?: number,
   ) {
     super(message);
   }
@@ -31,6 +35,7 @@ export type Timetable = Schemas['TimetableView'];
 export type TimetableItem = Schemas['TimetableItem'];
 export type Plan = Schemas['PlanView'];
 export type PlanQueueItem = Schemas['PlanQueueItem'];
+export type SectionsResult = Schemas['SectionsView'];
 export type ImportReport = Schemas['ImportReportView'];
 export type RosterItem = Schemas['RosterItem'];
 /** One refused section of a catalog import. */
@@ -85,7 +90,14 @@ async function answerOf<T>(res: Response): Promise<T> {
 
 export function toError(
   res: Response,
-  body: { code?: string; message?: string; conflictsWith?: number[]; errors?: ImportError[] },
+  body: {
+    code?: string;
+    message?: string;
+    conflictsWith?: number[];
+    errors?: ImportError[];
+    components?: Record<string, number[]>;
+    lectureId?: number;
+  },
 ): ApiError {
   const retry = Number(res.headers.get('Retry-After'));
   // No contract code (a proxy's error page, a 204 where JSON was due): unknown, and said so —
@@ -97,5 +109,7 @@ export function toError(
     Number.isFinite(retry) && retry > 0 ? retry : undefined,
     Array.isArray(body.conflictsWith) ? body.conflictsWith : [],
     Array.isArray(body.errors) ? body.errors : [],
+    body.components && typeof body.components === 'object' ? body.components : {},
+    typeof body.lectureId === 'number' ? body.lectureId : undefined,
   );
 }

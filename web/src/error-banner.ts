@@ -7,10 +7,12 @@ import { MESSAGES } from './format.js';
  * the page has no words for is shown as it came (the service's message and the code); what is
  * not an answer of the service at all is said to be unexpected — never another code's words.
  */
-export function showError(err: unknown, retry?: () => void): void {
+export function showError(err: unknown, retry?: () => void, words?: string): void {
   const box = $('[data-testid="error"]');
   const e = err instanceof ApiError ? err : new ApiError(0, 'UNKNOWN', String(err));
+  // `words`: the caller knows more than the code says (which section of a course is full).
   let text =
+    words ??
     MESSAGES[e.code] ??
     (e.code === 'UNKNOWN'
       ? `Something unexpected went wrong (${e.message}).`

@@ -36,6 +36,8 @@ export const MESSAGES: Record<string, string> = {
   TIME_CONFLICT: 'This lecture meets at the same time as one you hold.',
   CREDIT_LIMIT: 'This lecture would take you over your credit limit for the term.',
   NOT_ENROLLED: 'You no longer hold that lecture.',
+  COMPONENT_REQUIRED: 'Choose one section of each kind (a discussion, a lab, …) first.',
+  SECONDARY_SECTION: 'That is a section of a course: it is taken with its lecture, not on its own.',
 };
 
 /** What a queue status means for the student, in words (the code stays in data-testid elements). */
@@ -91,11 +93,17 @@ export function meetingsText(meetings: MeetingText[]): string {
 }
 
 /** The weeks a meeting is held in, when it is not held all term: " (11 Jan – 5 Mar)". */
-function datesText({ from, until }: MeetingText): string {
+function datesText(m: MeetingText): string {
+  const dates = meetingDates(m);
+  return dates ? ` (${dates})` : '';
+}
+
+/** "11 Jan – 5 Mar", "from 11 Jan", "until 5 Mar"; '' for a meeting held all term. */
+export function meetingDates({ from, until }: MeetingText): string {
   const day = (iso: string) =>
     new Date(`${iso}T00:00:00Z`).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' }); // prettier-ignore
-  if (from && until) return ` (${day(from)} – ${day(until)})`;
-  if (from) return ` (from ${day(from)})`;
-  if (until) return ` (until ${day(until)})`;
+  if (from && until) return `${day(from)} – ${day(until)}`;
+  if (from) return `from ${day(from)}`;
+  if (until) return `until ${day(until)}`;
   return '';
 }

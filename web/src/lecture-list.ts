@@ -14,7 +14,9 @@ export interface PlanButtons {
 /**
  * The term's lectures: code, credits, meeting times, instructor and location, and what the
  * student can do — join an open one, look at a full one (a seat may come back), see when a
- * scheduled one opens — and add it to the plan, or take it out.
+ * scheduled one opens — and add it to the plan, or take it out. Only primary sections are
+ * listed (the caller leaves the others out): a discussion or a lab is chosen with its lecture,
+ * and `sections` says which a listed lecture is taken with.
  */
 export function renderLectures(
   list: HTMLElement,
@@ -23,12 +25,13 @@ export function renderLectures(
   emptyText = 'No lecture is open or scheduled right now.',
   held: ReadonlySet<number> = new Set(),
   plan: PlanButtons = { planned: new Set(), pending: new Map(), toggle: () => undefined },
+  sections: (l: Lecture) => string | null = () => null,
 ): void {
   if (lectures.length === 0) {
     list.replaceChildren(h('li', { class: 'meta' }, emptyText));
     return;
   }
-  list.replaceChildren(...lectures.map((l) => row(l, onChoose, held.has(l.id), plan)));
+  list.replaceChildren(...lectures.map((l) => row(l, onChoose, held.has(l.id), plan, sections(l)))); // prettier-ignore
 }
 
 function row(
@@ -36,6 +39,7 @@ function row(
   onChoose: (l: Lecture, join: boolean) => void,
   mine: boolean,
   plan: PlanButtons,
+  sections: string | null,
 ): HTMLElement {
   const adding = plan.pending.get(l.id);
   const inPlan = adding ?? plan.planned.has(l.id);
@@ -90,6 +94,7 @@ function row(
         l.title,
       ),
       h('div', { class: 'meta' }, facts.join(' · ')),
+      sections ? h('div', { class: 'meta' }, sections) : null,
       mine
         ? h('span', { class: 'badge ENROLLED' }, 'Enrolled')
         : h('span', { class: `badge ${l.status}` }, LECTURE_WORDS[l.status] ?? l.status),

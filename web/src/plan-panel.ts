@@ -8,12 +8,24 @@ import {
   seatsLeft,
   shownStatus,
 } from './format.js';
+import { overlap } from './meetings.js';
+import { componentWord } from './sections.js';
 
 /** A planned lecture's state: its live status, or the code a join answered (FULL, …). */
 export type PlannedStatus = QueueStatus | { lectureId: number; code: string; message?: string };
 
+/** A planned primary taken with sections: those chosen so far, and the components still open. */
+export interface PlannedPackage {
+  /** false while the page reads the sections */
+  ready: boolean;
+  chosen: Lecture[];
+  missing: string[];
+}
+
 export interface PlanState {
   plan: Plan;
+  /** the planned lectures taken with sections (the others are not in it) */
+  packages: ReadonlyMap<number, PlannedPackage>;
   lectures: ReadonlyMap<number, Lecture>;
   statuses: ReadonlyMap<number, PlannedStatus>;
   timetable?: Timetable;
@@ -27,6 +39,8 @@ export interface PlanActions {
   remove(lectureId: number): void;
   /** leave every queue of the plan not held: the limit is reached */
   giveUp(): void;
+  /** open the lecture's panel, where its sections are chosen */
+  sections(lectureId: number): void;
 }
 
 const WARNING_WORDS: Record<string, string> = {
@@ -35,29 +49,26 @@ const WARNING_WORDS: Record<string, string> = {
   CREDIT_LIMIT: 'go over your credit limit',
 };
 const IN_LINE = new Set(['WAITING', 'ADMITTED', 'PRE_QUEUED']);
-const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 
-type Meeting = Lecture['meetings'][number];
-/** As the service judges it: one day, [start, end) intersecting, and the dates too (v4). */
-const overlap = (a: Meeting[], b: Meeting[]) =>
-  a.some((m) =>
-    b.some(
-      (n) =>
-        m.day === n.day &&
-        minutes(m.start) < minutes(n.end) &&
-        minutes(n.start) < minutes(m.end) &&
-        (m.from ?? '') <= (n.until ?? '9999-12-31') &&
-        (n.from ?? '') <= (m.until ?? '9999-12-31'),
-    ),
-  );
-
-/** The held lectures enrolling in `l` would run into (another section, a meeting at its time). */
-export function heldInTheWay(l: Lecture, t: Timetable | undefined): Timetable['items'] {
-  return (t?.items ?? []).filter(
+/**
+ * The held lectures enrolling in `l` — with the sections chosen for it — would run into
+ * (another section of its course, a meeting at its time). A held section in the way names the
+ * lecture it is held with: a swap gives up that lecture and its sections together.
+ */
+export function heldInTheWay(
+  l: Lecture,
+  t: Timetable | undefined,
+  withSections: Lecture[] = [],
+): Timetable['items'] {
+  const items = t?.items ?? [];
+  const meetings = [...l.meetings, ...withSections.flatMap((s) => s.meetings)];
+  const inTheWay = items.filter(
     (i) =>
       i.lectureId !== l.id &&
-      ((l.courseCode !== null && i.courseCode === l.courseCode) || overlap(l.meetings, i.meetings)),
+      ((l.courseCode !== null && i.courseCode === l.courseCode) || overlap(meetings, i.meetings)),
   );
+  const primaries = new Set(inTheWay.map((i) => i.primaryId ?? i.lectureId));
+  return items.filter((i) => primaries.has(i.lectureId));
 }
 
 /** UNKNOWN until the stream (or a read) told the page: the panel claims no status it has not seen. */
@@ -157,13 +168,23 @@ function item(id: number, s: PlanState, act: PlanActions): HTMLElement {
               ? seatsLeft(q.seatsLeft)
               : '';
   const buttons: HTMLElement[] = [];
-  if (code === 'ADMITTED' && l) {
-    const inTheWay = heldInTheWay(l, s.timetable);
+  const pkg = s.packages.get(id);
+  const choose = (words: string, cls: string) =>
+    h('button', { type: 'button', class: cls, 'data-testid': `plan-sections-${id}`, disabled: s.busy, onclick: () => act.sections(id) }, words); // prettier-ignore
+  const incomplete = !!pkg && (!pkg.ready || pkg.missing.length > 0);
+  if (code === 'ADMITTED' && l && incomplete) {
+    // Enroll needs a section of each component: the panel above is where they are chosen.
+    buttons.push(choose('Choose sections to enroll', 'big-action'));
+  } else if (code === 'ADMITTED' && l) {
+    const inTheWay = heldInTheWay(l, s.timetable, pkg?.chosen);
     buttons.push(
       inTheWay.length === 1
         ? h('button', { type: 'button', class: 'big-action', 'data-testid': `swap-${id}`, disabled: s.busy, onclick: () => act.enroll(id, inTheWay[0].lectureId) }, `Swap for ${inTheWay[0].courseCode ?? inTheWay[0].title}`) // prettier-ignore
         : h('button', { type: 'button', class: 'big-action', 'data-testid': `enroll-${id}`, disabled: s.busy, onclick: () => act.enroll(id) }, 'Enroll'), // prettier-ignore
     );
+  }
+  if (pkg && code !== 'ENROLLED' && !(code === 'ADMITTED' && incomplete)) {
+    buttons.push(choose(incomplete ? 'Choose sections' : 'Change sections', 'link'));
   }
   if (code !== 'ENROLLED') {
     buttons.push(h('button', { type: 'button', class: 'link', 'data-testid': `plan-remove-${id}`, disabled: s.busy, onclick: () => act.remove(id) }, 'Remove')); // prettier-ignore
@@ -176,6 +197,7 @@ function item(id: number, s: PlanState, act: PlanActions): HTMLElement {
       {},
       h('div', { class: 'lecture-title' }, l?.courseCode ? h('span', { class: 'course-code' }, l.courseCode) : null, l?.title ?? `Lecture ${id}`), // prettier-ignore
       h('div', { class: 'meta' }, l ? `${l.credits} credits · ${meetingsText(l.meetings)}` : ''),
+      pkg && code !== 'ENROLLED' ? h('div', { class: 'meta' }, packageText(pkg)) : null,
       h(
         'span',
         { class: `badge ${code}` },
@@ -187,4 +209,12 @@ function item(id: number, s: PlanState, act: PlanActions): HTMLElement {
     ),
     h('div', { class: 'plan-buttons' }, ...buttons),
   );
+}
+
+/** "with Discussion Fri 11:00–11:50 · Lab to choose": the sections Enroll would take along. */
+function packageText(p: PlannedPackage): string {
+  if (!p.ready) return 'with sections to choose';
+  const chosen = p.chosen.map((c) => `${componentWord(c.component)} ${meetingsText(c.meetings)}`);
+  const open = p.missing.map((c) => `${componentWord(c)} to choose`);
+  return `with ${[...chosen, ...open].join(' · ')}`;
 }

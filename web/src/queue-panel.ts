@@ -12,9 +12,32 @@ export interface PanelState {
   enrolledAt?: string;
   mode?: 'live' | 'polling' | 'reconnecting';
   busy?: boolean;
-  /** the last enroll was refused by a term rule: the ticket is kept, and a swap may help */
-  refusal?: { code: string; message: string; conflicts: { id: number; title: string }[] };
+  /**
+   * The last enroll (or change of sections) was refused: by a term rule, a section without a
+   * seat, a component not chosen. The ticket is kept (`kept` false: there was none), and a swap
+   * may help: `conflicts` are the held lectures in the way, each one a swap could give up.
+   */
+  refusal?: {
+    code: string;
+    message: string;
+    conflicts: { id: number; title: string }[];
+    /** the whole sentence, where the page words it from more than the code (a section's name) */
+    words?: string;
+    kept?: boolean;
+  };
+  /** a held package's sections were just changed: said once, under the confirmation */
+  notice?: string;
 }
+
+/** A primary's sections in the panel (section-choice.ts), and whether the choice changes a held one. */
+export interface PanelSections {
+  choice: HTMLElement;
+  /** held: the choice differs from the sections held, so "Change sections" can store it */
+  changed: boolean;
+}
+
+/** Refusals that ask the student to choose a section again, not to drop or swap a lecture. */
+const CHOOSE_AGAIN = new Set(['FULL', 'COMPONENT_REQUIRED']);
 
 export interface PanelActions {
   join(): void;
@@ -23,12 +46,23 @@ export interface PanelActions {
   /** enroll here, giving up the seat in `fromId` in the same step */
   swap(fromId: number): void;
   refresh(): void;
+  /** store the section choice of a held package (PUT /me/enrollments/:id/sections) */
+  changeSections(): void;
 }
 
-/** The chosen lecture's queue: status, position and progress, countdowns, Enroll, the result. */
-export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions): void {
+/**
+ * The chosen lecture's queue: status, position and progress, countdowns, Enroll, the result —
+ * and for a course taken with sections, their choice before the action that needs it.
+ */
+export function renderPanel(
+  panel: HTMLElement,
+  s: PanelState,
+  act: PanelActions,
+  sections?: PanelSections,
+): void {
   const shown = s.code ?? (s.status ? shownStatus(s.status) : 'NOT_QUEUED');
   const q = s.status;
+  const choice = sections?.choice ?? null;
   const parts: (Node | null)[] = [
     h('h2', {}, s.lecture.title),
     h(
@@ -119,6 +153,7 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
             'Every seat is taken for now. You keep your place: if a seat is given back, this page tells you.',
           )
         : null,
+      choice,
       h('button', { type: 'button', class: 'secondary', onclick: act.leave }, 'Leave the queue'),
     );
   }
@@ -130,6 +165,7 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
         "You're in the pre-queue. When enrollment opens, everyone in it is placed in the queue " +
           'in a random order that anyone can check afterwards: joining earlier gives no advantage.',
       ),
+      choice,
       h(
         'button',
         { type: 'button', class: 'secondary', onclick: act.leave },
@@ -138,9 +174,12 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
     );
   }
   if (q?.status === 'ADMITTED' && !s.code) {
+    // A section to choose again keeps Enroll the one thing to press; a rule offers other ways.
+    const retry = s.refusal && !CHOOSE_AGAIN.has(s.refusal.code);
     parts.push(
       h('p', {}, "It's your turn: a seat is held for you."),
       s.refusal ? refusalNotice(s, act) : null,
+      choice,
       q.ticketExpiresAt
         ? h(
             'p',
@@ -161,12 +200,12 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
         'button',
         {
           type: 'button',
-          class: s.refusal ? 'secondary' : 'big-action',
+          class: retry ? 'secondary' : 'big-action',
           'data-testid': 'enroll-button',
           disabled: s.busy,
           onclick: act.enroll,
         },
-        s.refusal ? 'Try again' : 'Enroll',
+        retry ? 'Try again' : 'Enroll',
       ),
     );
   }
@@ -179,6 +218,18 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
         s.enrolledAt ? ` (${when(s.enrolledAt)})` : '',
       ),
     );
+    if (sections) {
+      parts.push(
+        s.notice ? h('p', { class: 'meta', role: 'status' }, s.notice) : null,
+        s.refusal ? refusalNotice(s, act) : null,
+        choice,
+        h(
+          'button',
+          { type: 'button', 'data-testid': `change-sections-${s.lecture.id}`, disabled: s.busy || !sections.changed, onclick: act.changeSections }, // prettier-ignore
+          'Change sections',
+        ),
+      );
+    }
   }
   if (q?.status === 'NOT_QUEUED' && !s.code && q.seatsLeft > 0) {
     // Watched live already: once the student joins, the place shows up here by itself.
@@ -193,6 +244,7 @@ export function renderPanel(panel: HTMLElement, s: PanelState, act: PanelActions
   }
   if ((q?.status === 'NOT_QUEUED' || !q) && !s.code && !full) {
     parts.push(
+      choice,
       h(
         'button',
         { type: 'button', onclick: act.join, disabled: s.busy },
@@ -214,12 +266,12 @@ function refusalNotice(s: PanelState, act: PanelActions): HTMLElement {
     TIME_CONFLICT: `This lecture meets at the same time as ${names}, which you hold.`,
   };
   // A rule the page has no words of its own for is told in the service's (never another's).
-  const why = words[r.code] ?? `${r.message.replace(/;.*$/, '')}.`;
+  const why = r.words ?? words[r.code] ?? `${r.message.replace(/;.*$/, '')}.`;
   const one = r.conflicts.length === 1 ? r.conflicts[0] : null;
   return h(
     'div',
     { class: 'refusal', role: 'status' },
-    h('p', {}, why, ' Your ticket is kept: you do not need to queue again.'),
+    h('p', {}, why, r.kept === false ? '' : ' Your ticket is kept: you do not need to queue again.'), // prettier-ignore
     one
       ? h(
           'button',

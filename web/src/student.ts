@@ -5,21 +5,24 @@ import {
   Plan,
   PlanQueueItem,
   QueueStatus,
+  SectionsResult,
   Timetable,
   TimetableItem,
   call,
 } from './api.js';
-import { $, h } from './dom.js';
+import { $, h, redraw } from './dom.js';
 import { clearError, showError } from './error-banner.js';
 import { when } from './format.js';
 import { renderLectures } from './lecture-list.js';
 import { LiveQueue } from './live.js';
+import { Packages } from './packages.js';
 import { PlanState, PlannedStatus, renderPlan } from './plan-panel.js';
 import { PanelState, renderPanel, tickCountdowns } from './queue-panel.js';
 import { claims, forgetToken, fragment, readFragment, saveToken } from './session.js';
 import { TermLive } from './term-live.js';
 import { Serial } from './serial.js';
 import { renderTimetable } from './timetable.js';
+import { componentWord, hasSections, heldName, isSecondary } from './sections.js';
 
 /** The student page: sign in, find a lecture of the term, wait live, enroll, see the week. */
 let token = '';
@@ -45,6 +48,18 @@ let listed: { lectures: Lecture[]; empty?: string } | undefined;
 let planMode: PlanState['mode'];
 const CODES = ['FULL', 'CLOSED', 'NOT_OPEN'] as const;
 const RULES = ['SAME_COURSE', 'TIME_CONFLICT', 'CREDIT_LIMIT'];
+/** courses taken with sections: their sections read, the student's choice among them */
+const packages = new Packages({
+  get: (path) => call(token, 'GET', path),
+  known,
+  timetable: () => timetable,
+  changed: () => {
+    render();
+    drawPlan();
+    drawTimetable();
+    drawLectures();
+  },
+});
 
 function start(): void {
   const { token: saved, lectureId, term: named } = readFragment();
@@ -95,15 +110,37 @@ async function loadTimetable(): Promise<void> {
     $('#term-name').textContent = term;
     drawTimetable();
     if (plan) drawPlan();
+    render(); // a held package's panel shows the sections held
+    // A held section's block is labelled with its component: the page learns the sections.
+    const sections = timetable.items.filter((i) => i.primaryId !== undefined && !known.has(i.lectureId)); // prettier-ignore
+    if (sections.length > 0) {
+      await learn(sections.map((i) => i.lectureId));
+      drawTimetable();
+    }
   } catch (e) {
     showError(e, () => void loadTimetable());
   }
 }
 
+/** The phone width of styles.css: two blocks side by side would be too thin to read there. */
+const narrow = matchMedia('(max-width: 30rem)');
+narrow.addEventListener('change', () => drawTimetable());
+
 function drawTimetable(): void {
   if (!timetable) return;
-  const planned = (plan?.lectureIds ?? []).flatMap((id) => known.get(id) ?? []);
-  renderTimetable($('[data-testid="timetable"]'), timetable, (item) => void drop(item), planned);
+  const ids = plan?.lectureIds ?? [];
+  const planned = [...ids.flatMap((id) => known.get(id) ?? []), ...packages.plannedSections(ids)];
+  const t = timetable;
+  redraw($('[data-testid="timetable"]'), (root) =>
+    renderTimetable(
+      root,
+      t,
+      { drop: (item) => void drop(item), sections: (id) => void openLecture(id) },
+      planned,
+      known,
+      narrow.matches,
+    ),
+  );
 }
 
 /** The plan, the lectures in it, and the term's one stream that keeps their statuses live. */
@@ -112,6 +149,7 @@ async function loadPlan(): Promise<void> {
   try {
     plan = await call<Plan>(token, 'GET', `/me/terms/${encodeURIComponent(term)}/plan`);
     await learn(plan.lectureIds);
+    readPlannedSections();
     termLive ??= new TermLive(token, term, {
       status: (s) => {
         if (s.status === 'ENROLLED' && !timetable?.items.some((i) => i.lectureId === s.lectureId)) void loadTimetable(); // prettier-ignore
@@ -170,6 +208,14 @@ async function recheck(lectureId: number): Promise<void> {
   else if (plan?.lectureIds.includes(lectureId)) await readPlanned(lectureId);
 }
 
+/** The planned lectures' sections the page has not read: the plan shows what is chosen. */
+function readPlannedSections(): void {
+  for (const id of plan?.lectureIds ?? []) {
+    const l = known.get(id);
+    if (l) void packages.read(l, true);
+  }
+}
+
 /** Fetches the lectures the page has not seen yet (a plan made on another device). */
 async function learn(ids: number[]): Promise<void> {
   const missing = ids.filter((id) => !known.has(id));
@@ -183,18 +229,33 @@ function drawPlan(): void {
   if (!plan) return;
   const state: PlanState = {
     plan,
+    packages: packages.planned(plan.lectureIds),
     lectures: known,
     statuses: planStatuses,
     timetable,
     busy: planBusy,
     mode: planMode,
   };
-  renderPlan($('[data-testid="plan"]'), state, {
-    joinAll: () => void planAct(joinAll),
-    enroll: (id, swapFrom) => void planAct(() => planEnroll(id, swapFrom)),
-    remove: (id) => void planAct(() => editPlan((ids) => ids.filter((x) => x !== id))),
-    giveUp: () => void planAct(giveUp),
-  });
+  redraw($('[data-testid="plan"]'), (root) =>
+    renderPlan(root, state, {
+      joinAll: () => void planAct(joinAll),
+      enroll: (id, swapFrom) => void planAct(() => planEnroll(id, swapFrom)),
+      remove: (id) => void planAct(() => editPlan((ids) => ids.filter((x) => x !== id))),
+      giveUp: () => void planAct(giveUp),
+      sections: (id) => void openLecture(id),
+    }),
+  );
+}
+
+/** Opens a lecture's panel from the plan or the week (its sections are chosen there). */
+async function openLecture(id: number): Promise<void> {
+  try {
+    const l = known.get(id) ?? (await call<Lecture>(token, 'GET', `/lectures/${id}`));
+    await choose(l, false);
+    $('#queue').scrollIntoView({ block: 'start' });
+  } catch (e) {
+    showError(e);
+  }
 }
 
 /**
@@ -223,6 +284,7 @@ async function editPlan(change: (ids: number[]) => number[]): Promise<void> {
   if (lectureIds.join() === plan!.lectureIds.join()) return; // already so: a repeated click
   plan = await call<Plan>(token, 'PUT', `/me/terms/${encodeURIComponent(term!)}/plan`, { lectureIds }); // prettier-ignore
   await learn(plan.lectureIds);
+  readPlannedSections();
   termLive?.start(); // ended once nothing was left to wait for: the new plan is something
   drawTimetable();
   drawLectures();
@@ -249,15 +311,40 @@ async function joinAll(): Promise<void> {
   termLive?.start();
 }
 
-/** Enrolls in an admitted planned lecture, or swaps a held one for it in one step. */
+/**
+ * Enrolls in an admitted planned lecture (with the sections chosen for it), or swaps a held
+ * one for it in one step. A refusal that asks for another section opens the lecture's panel,
+ * where the sections are chosen, saying why.
+ */
 async function planEnroll(lectureId: number, swapFrom?: number): Promise<void> {
-  await call(token, 'POST', `/lectures/${lectureId}/enroll`, swapFrom ? { swapFrom } : undefined);
+  const lecture = known.get(lectureId);
+  const sections = lecture && packages.sectionsFor(lecture);
+  try {
+    await call(token, 'POST', `/lectures/${lectureId}/enroll`, enrollBody(sections, swapFrom));
+  } catch (e) {
+    const words = lecture && e instanceof ApiError ? packages.refusal(e, lecture) : null;
+    if (!lecture || !words) throw e;
+    if (!words.kept) return showError(e, undefined, words.words);
+    await choose(lecture, false);
+    if (panel?.lecture.id === lectureId) panel.refusal = { code: (e as ApiError).code, message: (e as ApiError).message, conflicts: [], ...words }; // prettier-ignore
+    render();
+    $('#queue').scrollIntoView({ block: 'start' });
+    return;
+  }
+  if (lecture) packages.settled(lecture);
   const was = planStatuses.get(lectureId);
   if (was && !('code' in was)) planStatuses.set(lectureId, { ...was, status: 'ENROLLED', ticketExpiresAt: null }); // prettier-ignore
   termLive?.start();
   void loadEnrollments();
   await loadTimetable();
   void loadLectures(null);
+  if (lecture) void packages.read(lecture); // their seats left changed
+}
+
+/** An enroll's body: the sections of a package, the lecture given up by a swap; none if neither. */
+function enrollBody(sections: number[] | undefined, swapFrom?: number): object | undefined {
+  if (!sections && !swapFrom) return undefined;
+  return { ...(sections ? { sections } : {}), ...(swapFrom ? { swapFrom } : {}) };
 }
 
 /** The timetable is full: every remaining place in line goes to the students behind. */
@@ -308,40 +395,91 @@ async function loadLectures(openId: number | null): Promise<void> {
       lectures = lists.flatMap((l) => l.items);
     }
     for (const l of lectures) known.set(l.id, l);
-    listed = { lectures, empty: search ? `No lecture of this term matches “${search}”.` : undefined }; // prettier-ignore
+    listed = { lectures: await primariesOf(lectures), empty: search ? `No lecture of this term matches “${search}”.` : undefined }; // prettier-ignore
     drawLectures();
-    if (openId) void choose(await call<Lecture>(token, 'GET', `/lectures/${openId}`), false);
+    if (openId) {
+      // A section is opened as the lecture it is taken with: only that has a queue.
+      const l = await call<Lecture>(token, 'GET', `/lectures/${openId}`);
+      known.set(l.id, l);
+      void openLecture(isSecondary(l) ? l.primaryIds[0] : l.id);
+    }
   } catch (e) {
     showError(e, () => void loadLectures(openId));
   }
 }
 
+/**
+ * The list shows primaries only: a discussion or a lab is chosen with its lecture, never
+ * joined or planned alone. A search that finds a section (its TA's name, say) shows the
+ * lecture it is taken with instead, read if the search did not bring it.
+ */
+async function primariesOf(lectures: Lecture[]): Promise<Lecture[]> {
+  if (search) await learn(lectures.flatMap((l) => l.primaryIds));
+  const out: Lecture[] = [];
+  const seen = new Set<number>();
+  for (const l of lectures) {
+    const ids = isSecondary(l) ? (search ? l.primaryIds : []) : [l.id];
+    for (const id of ids) {
+      const p = known.get(id);
+      if (!p || seen.has(id)) continue;
+      out.push(p);
+      seen.add(id);
+    }
+  }
+  return out;
+}
+
+/** "Taken with a Discussion and a Lab: you choose them when you enroll" under a listed lecture. */
+function sectionsNote(l: Lecture): string | null {
+  if (!hasSections(l)) return null;
+  const kinds = [...new Set(l.secondaryIds.flatMap((id) => known.get(id)?.component ?? []))];
+  const what =
+    kinds.length > 0 ? kinds.map((c) => `a ${componentWord(c)}`).join(' and ') : 'sections';
+  return `Taken with ${what}: you choose the sections when you join or enroll.`;
+}
+
 function drawLectures(): void {
   if (!listed) return;
-  renderLectures(
-    $('[data-testid="lecture-list"]'),
-    listed.lectures,
-    (l, join) => void choose(l, join),
-    listed.empty,
-    new Set(timetable?.items.map((i) => i.lectureId)),
-    { planned: new Set(plan?.lectureIds), pending: planPending, toggle: togglePlan },
+  const { lectures, empty } = listed;
+  redraw($('[data-testid="lecture-list"]'), (root) =>
+    renderLectures(
+      root,
+      lectures,
+      (l, join) => void choose(l, join),
+      empty,
+      new Set(timetable?.items.map((i) => i.lectureId)),
+      { planned: new Set(plan?.lectureIds), pending: planPending, toggle: togglePlan },
+      sectionsNote,
+    ),
   );
 }
 
 async function loadEnrollments(): Promise<void> {
   try {
     const { items } = await call<{ items: Enrollment[] }>(token, 'GET', '/me/enrollments');
+    // A package's sections are listed too, each under its course's title: said once, with it.
+    await learn(items.map((e) => e.lectureId));
+    const held = new Set(items.map((e) => e.lectureId));
+    const withIt = (id: number) =>
+      (known.get(id)?.secondaryIds ?? []).filter((s) => held.has(s)).flatMap((s) => known.get(s)?.component ?? []); // prettier-ignore
+    const shown = items.filter((e) => !known.get(e.lectureId)?.primaryIds.some((p) => held.has(p))); // prettier-ignore
     $('[data-testid="my-enrollments"]').replaceChildren(
-      ...(items.length === 0
+      ...(shown.length === 0
         ? [h('li', { class: 'meta' }, 'None yet.')]
-        : items.map((e) =>
-            h(
+        : shown.map((e) => {
+            const sections = withIt(e.lectureId).map(componentWord);
+            return h(
               'li',
               {},
-              h('span', { class: 'lecture-title' }, e.title),
+              h(
+                'span',
+                { class: 'lecture-title' },
+                e.title,
+                sections.length > 0 ? h('span', { class: 'meta' }, ` with ${sections.join(' and ')}`) : null, // prettier-ignore
+              ),
               h('span', { class: 'meta' }, when(e.enrolledAt)),
-            ),
-          )),
+            );
+          })),
     );
   } catch (e) {
     showError(e, () => void loadEnrollments());
@@ -354,6 +492,7 @@ async function choose(lecture: Lecture, join: boolean): Promise<void> {
   clearError();
   panel = { lecture };
   history.replaceState(null, '', fragment(namedTerm, lecture.id) || '#');
+  void packages.read(lecture); // the sections' seats left, as they are now
   render();
   if (join && lecture.status !== 'SCHEDULED') await joinQueue();
   else await refresh();
@@ -377,20 +516,23 @@ async function refresh(): Promise<void> {
 async function enroll(swapFrom?: number): Promise<void> {
   if (!panel) return;
   const mine = panel;
+  const sections = packages.sectionsFor(known.get(mine.lecture.id) ?? mine.lecture);
   await act(async () => {
     let res: { enrolledAt: string; seatsLeft: number };
     try {
-      res = await call(token, 'POST', `/lectures/${mine.lecture.id}/enroll`, swapFrom ? { swapFrom } : undefined); // prettier-ignore
+      res = await call(token, 'POST', `/lectures/${mine.lecture.id}/enroll`, enrollBody(sections, swapFrom)); // prettier-ignore
     } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      // A section that filled up, a component not chosen: the choice above says what to do.
+      const again = packages.refusal(e, mine.lecture);
+      if (again && !again.kept) return failWith(e, again.words);
+      if (again) {
+        mine.refusal = { code: e.code, message: e.message, conflicts: [], ...again };
+        return;
+      }
       // A term rule said no: the ticket is kept, so the panel stays ADMITTED and says why.
-      if (!(e instanceof ApiError && RULES.includes(e.code))) throw e;
-      const title = (id: number) =>
-        timetable?.items.find((i) => i.lectureId === id)?.title ?? `lecture ${id}`;
-      mine.refusal = {
-        code: e.code,
-        message: e.message,
-        conflicts: e.conflictsWith.map((id) => ({ id, title: title(id) })),
-      };
+      if (!RULES.includes(e.code)) throw e;
+      mine.refusal = ruleRefusal(e, sections ?? []);
       return;
     }
     mine.refusal = undefined;
@@ -405,8 +547,79 @@ async function enroll(swapFrom?: number): Promise<void> {
     void loadEnrollments();
     termLive?.start();
     // Seats left changed, and the list marks the lectures held.
-    void loadTimetable().then(() => loadLectures(null));
+    void loadTimetable().then(() => {
+      packages.settled(mine.lecture); // the week shows the sections held now
+      void packages.read(mine.lecture);
+      return loadLectures(null);
+    });
   });
+}
+
+/**
+ * A term rule's refusal, its lectures in the way named as the student knows them. A held
+ * section in the way is named with its component, and a swap gives up the lecture it is held
+ * with; a section of this very package in the way is the choice to change, not a swap.
+ */
+function ruleRefusal(
+  e: ApiError,
+  sections: number[],
+  canSwap = true,
+): NonNullable<PanelState['refusal']> {
+  const held = (id: number) => timetable?.items.find((i) => i.lectureId === id);
+  const own = e.conflictsWith.filter((id) => sections.includes(id) || id === panel?.lecture.id);
+  const others = e.conflictsWith.filter((id) => !own.includes(id));
+  const swapFrom = [...new Set(others.map((id) => held(id)?.primaryId ?? id))];
+  const conflicts = swapFrom.map((id) => ({ id, title: held(id)?.title ?? `lecture ${id}` }));
+  if (sections.length === 0 || e.code !== 'TIME_CONFLICT') return { code: e.code, message: e.message, conflicts }; // prettier-ignore
+  // A package: say which of its parts meets when, so the student knows what to choose again.
+  const name = (id: number) => {
+    const i = held(id);
+    if (i) return i.primaryId !== undefined ? heldName(i, known) : i.title;
+    const l = known.get(id);
+    return l && isSecondary(l) ? `the ${componentWord(l.component)} you chose` : 'its own lecture';
+  };
+  const what = [...new Set(e.conflictsWith.map(name))].join(', ');
+  return {
+    code: e.code,
+    message: e.message,
+    conflicts,
+    words: `This course with the sections you chose meets at the same time as ${what}${others.length > 0 ? ', which you hold' : ''}. Choose other sections${canSwap && conflicts.length === 1 ? ', or swap' : ''}.`, // prettier-ignore
+  };
+}
+
+/** Stores another choice of a held package's sections (PUT /me/enrollments/:id/sections). */
+async function changeSections(): Promise<void> {
+  if (!panel) return;
+  const mine = panel;
+  const sections = packages.sectionsFor(known.get(mine.lecture.id) ?? mine.lecture) ?? [];
+  mine.notice = undefined;
+  await act(async () => {
+    try {
+      await call<SectionsResult>(token, 'PUT', `/me/enrollments/${mine.lecture.id}/sections`, { sections }); // prettier-ignore
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      const again = packages.refusal(e, mine.lecture, true);
+      const rule = RULES.includes(e.code) ? ruleRefusal(e, sections, false) : null;
+      if (!again && !rule) throw e;
+      // No ticket here, nor a swap: the held sections stay as they were.
+      mine.refusal = { ...(rule ?? { code: e.code, message: e.message }), ...again, conflicts: [], kept: false }; // prettier-ignore
+      return;
+    }
+    mine.refusal = undefined;
+    mine.notice = 'Your sections are changed.';
+    await loadTimetable();
+    packages.settled(mine.lecture);
+    void packages.read(mine.lecture);
+  });
+}
+
+/** A refusal that ended the ticket, in the page's words (which section of the course is full). */
+function failWith(e: ApiError, words: string): void {
+  if (panel) {
+    panel.code = 'FULL';
+    stopLive();
+  }
+  showError(e, undefined, words);
 }
 
 async function leaveQueue(): Promise<void> {
@@ -453,6 +666,8 @@ function update(s: QueueStatus): void {
   // An answer for a lecture the student has since left (a slow join, a poll) changes nothing.
   if (!panel || s.lectureId !== panel.lecture.id) return;
   const was = panel.status?.status;
+  // Admitted: the sections' seats may have gone while the student waited.
+  if (s.status === 'ADMITTED' && was !== 'ADMITTED') void packages.read(panel.lecture);
   panel.status = s;
   if (plan?.lectureIds.includes(s.lectureId)) setPlanStatus(s); // the plan shows it alike
   panel.code = undefined;
@@ -489,14 +704,26 @@ function stopLive(): void {
 }
 
 function render(): void {
-  if (panel)
-    renderPanel($('#queue'), panel, {
-      join: () => void joinQueue(),
-      enroll: () => void enroll(),
-      leave: () => void leaveQueue(),
-      swap: (fromId) => void enroll(fromId),
-      refresh: () => void refresh(),
-    });
+  if (!panel) return;
+  const p = panel;
+  const lecture = known.get(p.lecture.id) ?? p.lecture; // read again after COMPONENT_REQUIRED
+  const enrolled = p.status?.status === 'ENROLLED' && !p.code;
+  const sections = packages.panel(lecture, enrolled);
+  redraw($('#queue'), (root) =>
+    renderPanel(
+      root,
+      p,
+      {
+        join: () => void joinQueue(),
+        enroll: () => void enroll(),
+        leave: () => void leaveQueue(),
+        swap: (fromId) => void enroll(fromId),
+        refresh: () => void refresh(),
+        changeSections: () => void changeSections(),
+      },
+      sections,
+    ),
+  );
 }
 
 start();
