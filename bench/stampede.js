@@ -256,9 +256,14 @@ async function termMain() {
     throw new Error('--term-students must be an integer above 1');
   }
   log(`registration morning: ${students} students, mode ${MODE}`);
-  const morning = await withService(MODE, (api, admin) => termMorning(api, admin, { students }), {
-    nodeArgs: snapshotNodeArgs(),
-  });
+  // --term alone also reads the service's memory after 15 s idle at the end.
+  const morning = await withService(
+    MODE,
+    (api, admin) => termMorning(api, admin, { students, restMs: 15_000 }),
+    {
+      nodeArgs: snapshotNodeArgs(),
+    },
+  );
   log('reference: pgbench');
   const pg = pgbench();
   await stores.dropDatabase(PG_SERVER, DB);

@@ -102,6 +102,9 @@ function memoryRows(t) {
       '',
       `≤ 300 at both: ${mark(within(streamsOpen) && within(atEnd))}`,
     ],
+    ...(t.memory.atRest
+      ? [['service RSS after 15 s idle at the end (MB)', f(t.memory.atRest.rssMb), heap(t.memory.atRest), '', '']] // prettier-ignore
+      : []),
     ['service peak RSS over the whole run (MB)', f(t.rssMb), '', '', ''],
   ];
 }

@@ -5,6 +5,7 @@
 const { percentile, now, sleep } = require('../lib/load');
 const stores = require('../lib/stores');
 const { memoryAt } = require('../lib/service-memory');
+
 const { adminJson, createLecture, setTermLimit } = require('../lib/lectures');
 const { openStream } = require('../lib/sse');
 const { REDIS_URL, DB_URL, STAMPEDE_TIMEOUT_MS, token, log } = require('../lib/run-config');
@@ -84,7 +85,7 @@ async function joinAllCost(api, admin, students) {
   return { separate, together };
 }
 
-async function termMorning(api, admin, { students: n }) {
+async function termMorning(api, admin, { students: n, restMs = 0 }) {
   const term = `morning-${process.pid}-${++mornings}`;
   await setTermLimit(api, admin, term, HOLD * CREDITS);
   const seats = Math.max(1, Math.round((0.6 * n * PLAN) / LECTURES));
@@ -163,6 +164,9 @@ async function termMorning(api, admin, { students: n }) {
   const deadline = opensAt + STAMPEDE_TIMEOUT_MS;
   while (run.settled < n && Date.now() < deadline) await sleep(100);
   const atEnd = await memoryAt(api);
+  // With `restMs`, once more after the service has been idle that long: what it keeps after
+  // the morning (V8 collects when allocation has stopped for some seconds, not at once).
+  const atRest = restMs > 0 ? (await sleep(restMs), await memoryAt(api)) : null;
   // Places still open at the end, by the last status the student saw (none when all settled).
   const unsettled = {};
   for (const s of students) {
@@ -190,7 +194,7 @@ async function termMorning(api, admin, { students: n }) {
     streamsPerStudent: opened.streams / n,
     // At the end: every student settled, their streams still open (the service's peak RSS is
     // `rssMb`, which withService sets).
-    memory: { streamsOpen, atEnd },
+    memory: { streamsOpen, atEnd, atRest },
     joinAll: {
       perSecond: n / joinAllSeconds,
       joinsPerSecond: (n * PLAN) / joinAllSeconds,

@@ -165,7 +165,9 @@ export class PlansService {
     const [planned, held, joined] = await Promise.all([
       this.plannedIds(studentId, term),
       this.db.query(
-        'SELECT lecture_id AS id FROM enrollment WHERE student_id = $1 AND term = $2 ORDER BY lecture_id',
+        // Primaries only: a secondary section has no queue of its own to follow.
+        `SELECT lecture_id AS id FROM enrollment
+          WHERE student_id = $1 AND term = $2 AND primary_id IS NULL ORDER BY lecture_id`,
         [studentId, term],
       ) as Promise<{ id: number }[]>,
       this.line.joinedIn(studentId, term),

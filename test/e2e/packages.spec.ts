@@ -3,7 +3,8 @@ import { AdmissionService } from '../../src/queue/admission.service';
 import { cancelEnrollment, createLecture, join, leave, queueStatus } from '../helpers/api';
 import { TIMETABLE_VIOLATIONS } from '../helpers/invariants';
 import { RunningApp, TestContext } from '../helpers/test-context';
-import { adminHeaders, studentHeaders } from '../helpers/tokens';
+import { SseClient } from '../helpers/sse';
+import { adminHeaders, studentHeaders, tokenFor } from '../helpers/tokens';
 
 const MON_9 = { day: 'MON', start: '09:00', end: '10:00' };
 const TUE_9 = { day: 'TUE', start: '09:00', end: '10:00' };
@@ -186,6 +187,10 @@ describe('Packages: a primary section taken with one secondary of each component
       expect.arrayContaining([[c.lec, undefined], [c.dis2, c.lec], [c.lab, c.lec]]),
     );
     expect(timetable.body.items).toHaveLength(3);
+    // The term's one stream follows the lecture, never its sections (which have no queue): all
+    // settled, it has nothing to wait for (204), where it answered SECONDARY_SECTION before.
+    const stream = await SseClient.openPath(url, `/me/terms/${term}/events`, tokenFor('cy', 'student')); // prettier-ignore
+    expect([stream.status, stream.errorBody?.code]).toEqual([204, undefined]);
     const roster = await request(url).get(`/lectures/${c.lec}/roster`).set(adminHeaders());
     expect(roster.body.items).toEqual([expect.objectContaining({ studentId: 'cy', sections: [c.dis2, c.lab] })]); // prettier-ignore
     const labRoster = await request(url).get(`/lectures/${c.lab}/roster`).set(adminHeaders());
