@@ -507,7 +507,7 @@ describe('The catalog import (PUT /terms/:term/catalog)', () => {
     });
   });
 
-  it('a real schedule (UIUC, summer 2024): imported as CSV in one request, given back unchanged, and two half-term courses at one hour held together', async () => {
+  it('a real schedule (UIUC, summer 2024): imported as CSV in one request, given back unchanged, a lecture taken with its discussion and lab, and two half-term courses at one hour held together', async () => {
     const term = newTerm();
     const sections = uiucCatalog();
     const res = await put(term, catalogCsv(sections));
@@ -531,6 +531,18 @@ describe('The catalog import (PUT /terms/:term/catalog)', () => {
     );
     expect(chem.n).toBe(2);
     expect((await ctx.sql<{ n: number }>(`SELECT count(*)::int AS n FROM lecture WHERE term = $1 AND cardinality(primary_ids) > 0`, [term]))[0].n).toBe(43); // prettier-ignore
+    // A student takes PHYS 211 as the schedule says: the lecture with one of each of its
+    // components, chosen from what COMPONENT_REQUIRED lists.
+    const physId = res.body.ids['30254'] as number;
+    await join(a.url, physId, 'vic');
+    while ((await a.app.get(AdmissionService).admit(physId, 'event')) > 0);
+    const asked = await enroll(a.url, physId, 'vic');
+    expect(asked.body.code).toBe('COMPONENT_REQUIRED');
+    const choice = Object.values(asked.body.components as Record<string, number[]>).map((ids) => ids[0]); // prettier-ignore
+    const taken = await request(a.url).post(`/lectures/${physId}/enroll`).set(studentHeaders('vic')).send({ sections: choice }); // prettier-ignore
+    expect([taken.status, taken.body.sections]).toEqual([201, [...choice].sort((x, y) => x - y)]);
+    const roster = await request(a.url).get(`/lectures/${physId}/roster`).set(adminHeaders());
+    expect(roster.body.items).toEqual([expect.objectContaining({ studentId: 'vic', sections: taken.body.sections })]); // prettier-ignore
     // AFST 231 runs in the first half of the second session and AFST 232 in the second half,
     // both Mondays 09:00-10:50: a student takes both. A course meeting Mondays at 09:30 all
     // summer is in the way of both.
