@@ -1,8 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { AppError, lectureNotFound } from '../common/error-codes';
+import { AppError, lectureNotFound, secondarySection } from '../common/error-codes';
 import { LineStore } from '../line/line.store';
-import { lectures } from '../rules/term-rule';
 import { LectureFacts } from './lecture-facts';
 import { LectureFactsStore, SeatChange } from './lecture-facts.store';
 import { LectureSnapshots } from './lecture.snapshots';
@@ -61,14 +60,7 @@ export class LectureFactsService {
    */
   async getPrimary(id: number): Promise<LectureFacts> {
     const facts = await this.get(id);
-    if (facts.primaryIds.length > 0) {
-      throw new AppError(
-        'SECONDARY_SECTION',
-        `lecture ${id} is a secondary section, taken with ${lectures(facts.primaryIds)}: join and enroll there`,
-        {},
-        { primaryIds: facts.primaryIds },
-      );
-    }
+    if (facts.primaryIds.length > 0) throw secondarySection(id, facts.primaryIds);
     return facts;
   }
 
