@@ -71,12 +71,3 @@ export class AppError extends HttpException {
 
 export const lectureNotFound = (id: number) =>
   new AppError('LECTURE_NOT_FOUND', `no lecture with id ${id}`);
-
-/** A secondary section has no queue of its own: its primaries are the way in (API.md v4). */
-export const secondarySection = (id: number, primaryIds: number[]) =>
-  new AppError(
-    'SECONDARY_SECTION',
-    `lecture ${id} is a secondary section, taken with lecture${primaryIds.length === 1 ? '' : 's'} ${primaryIds.join(', ')}: join and enroll there`,
-    {},
-    { primaryIds },
-  );

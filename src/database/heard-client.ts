@@ -13,14 +13,3 @@ export async function heardClient(pool: Pool): Promise<PoolClient> {
 }
 
 function heard(): void {}
-
-/**
- * After a failed transaction: rolled back and the connection returned to the pool, or, when
- * even the ROLLBACK fails (the connection is gone), the connection dropped from it.
- */
-export async function rollBackAndRelease(client: PoolClient): Promise<void> {
-  await client.query('ROLLBACK').then(
-    () => client.release(),
-    (rollbackErr: Error) => client.release(rollbackErr),
-  );
-}

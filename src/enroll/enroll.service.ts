@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AppError, lectureNotFound, secondarySection } from '../common/error-codes';
+import { AppError, lectureNotFound } from '../common/error-codes';
 import { infraStore, isInfraError } from '../common/infra-errors';
 import { Hold, Holds } from '../holds/holds.service';
 import { OutcomeUnknown } from '../holds/outcome-unknown';
@@ -190,7 +190,7 @@ export class EnrollService {
         throw new AppError('NOT_OPEN', 'enrollment has not opened yet');
       case 'SECONDARY_SECTION':
         await this.holds.giveBack(hold); // made a secondary since: the primaries are the way in
-        throw secondarySection(outcome.lecture.id, outcome.lecture.primaryIds);
+        throw secondarySection(outcome.lecture);
       case 'COMPONENT_REQUIRED':
         await this.holds.giveBack(hold); // the sections changed under the choice: choose again
         throw componentRequired(outcome.lecture, true);
@@ -378,6 +378,10 @@ const HELD_TRIES = 3;
 
 const heldChanging = (lectureId: number) =>
   new AppError('UNAVAILABLE', `your sections of lecture ${lectureId} kept changing; try again`);
+
+function secondarySection(lecture: LectureFacts): AppError {
+  return new AppError('SECONDARY_SECTION', `lecture ${lecture.id} is a secondary section: enroll in ${lecture.primaryIds.join(' or ')}`, {}, { primaryIds: lecture.primaryIds }); // prettier-ignore
+}
 
 const otherTerm = (swapFrom: number) =>
   new AppError('VALIDATION_FAILED', `swapFrom: lecture ${swapFrom} is in another term`);

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { escapeLiteral, Pool, PoolClient, QueryResult } from 'pg';
-import { heardClient, rollBackAndRelease } from '../database/heard-client';
+import { heardClient } from '../database/heard-client';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { BEGIN_BOUNDED, BEGIN_STATEMENTS } from '../holds/hold-timing';
@@ -321,7 +321,10 @@ export class SeatTransactions {
       client.release();
       return value;
     } catch (err) {
-      await rollBackAndRelease(client);
+      await client.query('ROLLBACK').then(
+        () => client.release(),
+        (rollbackErr: Error) => client.release(rollbackErr),
+      );
       throw committing ? OutcomeUnknown.unless(err) : err;
     }
   }
@@ -343,7 +346,10 @@ export class SeatTransactions {
       return results;
     } catch (err) {
       // The failed statement left the transaction aborted: roll back, or drop the connection.
-      await rollBackAndRelease(client);
+      await client.query('ROLLBACK').then(
+        () => client.release(),
+        (rollbackErr: Error) => client.release(rollbackErr),
+      );
       throw OutcomeUnknown.unless(err);
     }
   }

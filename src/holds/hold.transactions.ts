@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { escapeLiteral, Pool, QueryResult } from 'pg';
-import { heardClient, rollBackAndRelease } from '../database/heard-client';
+import { heardClient } from '../database/heard-client';
 import { DataSource } from 'typeorm';
 import { LECTURE_COLUMNS } from '../enroll/enroll-statement';
 import { LectureFacts, factsOf } from '../lectures/lecture-facts';
@@ -93,7 +93,10 @@ export class HoldTransactions {
       const lapsed = (row.lapsed as LapsedHold[]).map((h) => ({ ...h, deadline: Number(h.deadline) })); // prettier-ignore
       return { facts: factsOf(row), holders: row.holders, lapsed };
     } catch (err) {
-      await rollBackAndRelease(client);
+      await client.query('ROLLBACK').then(
+        () => client.release(),
+        (rollbackErr: Error) => client.release(rollbackErr),
+      );
       throw err;
     }
   }

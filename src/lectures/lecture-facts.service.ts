@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { AppError, lectureNotFound, secondarySection } from '../common/error-codes';
+import { AppError, lectureNotFound } from '../common/error-codes';
 import { LineStore } from '../line/line.store';
+import { lectures } from '../rules/term-rule';
 import { LectureFacts } from './lecture-facts';
 import { LectureFactsStore, SeatChange } from './lecture-facts.store';
 import { LectureSnapshots } from './lecture.snapshots';
@@ -60,7 +61,14 @@ export class LectureFactsService {
    */
   async getPrimary(id: number): Promise<LectureFacts> {
     const facts = await this.get(id);
-    if (facts.primaryIds.length > 0) throw secondarySection(id, facts.primaryIds);
+    if (facts.primaryIds.length > 0) {
+      throw new AppError(
+        'SECONDARY_SECTION',
+        `lecture ${id} is a secondary section, taken with ${lectures(facts.primaryIds)}: join and enroll there`,
+        {},
+        { primaryIds: facts.primaryIds },
+      );
+    }
     return facts;
   }
 
