@@ -9,6 +9,7 @@ import { AllExceptionsFilter, answeredWith } from './common/all-exceptions.filte
 import { clientErrorHandler, frameworkErrorHandler } from './common/http-layer-errors';
 import { CATALOG_ROUTE } from './catalog/catalog.controller';
 import { AppError } from './common/error-codes';
+import { rememberBodyText } from './common/body-text';
 import { MAX_JSON_DEPTH, exceedsDepth } from './common/json-depth';
 import { StrictValidationPipe } from './common/validation.pipe';
 import type { AppConfig } from './config/app-config';
@@ -96,7 +97,10 @@ function acceptEmptyJsonBodies(fastify: FastifyInstance): void {
     if (body === '') return done(null, undefined);
     json(req, body as string, (err, value) => {
       if (err) return done(err, undefined);
-      if (!exceedsDepth(value)) return done(null, value);
+      if (!exceedsDepth(value)) {
+        rememberBodyText(value, body as string);
+        return done(null, value);
+      }
       const tooDeep = new AppError(
         'VALIDATION_FAILED',
         `the JSON body nests deeper than ${MAX_JSON_DEPTH} levels`,
