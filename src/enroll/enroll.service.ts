@@ -327,17 +327,30 @@ function chosenPackage(
   sections: number[],
   { whole }: { whole: boolean },
 ): number[] {
-  const choices = lecture.components;
-  const componentOf = new Map(Object.entries(choices).flatMap(([c, ids]) => ids.map((id) => [id, c]))); // prettier-ignore
+  const { componentOf, count } = componentsOf(lecture);
   const named = sections.map((s) => componentOf.get(s));
   const distinct = new Set(named);
   const ok =
     named.every((c) => c !== undefined) &&
     distinct.size === sections.length &&
-    (!whole || distinct.size === Object.keys(choices).length) &&
+    (!whole || distinct.size === count) &&
     (whole || sections.length > 0);
   if (!ok) throw componentRequired(lecture, whole);
-  return [...sections].sort((a, b) => a - b);
+  return sections.length < 2 ? sections : [...sections].sort((a, b) => a - b);
+}
+
+/** Each secondary's component, per facts object (a hot lecture's are read by every enroll). */
+const components = new WeakMap<LectureFacts, { componentOf: Map<number, string>; count: number }>();
+
+function componentsOf(lecture: LectureFacts) {
+  let known = components.get(lecture);
+  if (!known) {
+    const entries = Object.entries(lecture.components);
+    const componentOf = new Map(entries.flatMap(([c, ids]) => ids.map((id) => [id, c] as const)));
+    known = { componentOf, count: entries.length };
+    components.set(lecture, known);
+  }
+  return known;
 }
 
 /** COMPONENT_REQUIRED with the lecture's choices. */
