@@ -197,22 +197,23 @@ async function preQueueMain() {
 }
 
 /**
- * The hot lecture's enroll rate plain, with the term's rules reading a timetable, and taken as a
- * package with a discussion: twice each in turns (best of two), since one run of any alone
- * swings with the machine more than the rules or the second seat cost.
+ * The hot lecture's enroll rate plain, with the term's rules reading a timetable, taken as a
+ * package with a discussion, and plain with a body: twice each in turns (best of two), since
+ * one run of any alone swings with the machine more than the rules or the second seat cost.
  */
 async function hotLectures() {
-  log('hot-lecture enroll rate: plain, with held timetables, and as packages with a discussion');
+  log('hot-lecture enroll rate: plain, with held timetables, as packages, plain with a body');
   const hot = [];
-  const kinds = [{}, { holding: true }, { packages: true }];
+  const kinds = [{}, { holding: true }, { packages: true }, { emptySections: true }];
   for (const kind of [...kinds, ...kinds]) {
     hot.push(await withService(MODE, (api, admin) => hotLecture(api, admin, kind)));
   }
   const best = (runs) => runs.reduce((a, b) => (b.rate > a.rate ? b : a));
   return {
-    hot: best(hot.filter((r) => !r.holding && !r.packages)),
+    hot: best(hot.filter((r) => !r.holding && !r.packages && !r.emptySections)),
     hotRules: best(hot.filter((r) => r.holding)),
     hotPackages: best(hot.filter((r) => r.packages)),
+    hotWithBody: best(hot.filter((r) => r.emptySections)),
   };
 }
 
@@ -221,14 +222,16 @@ async function hotMain() {
   const r = await hotLectures();
   await stores.dropDatabase(PG_SERVER, DB);
   await stores.deleteRedisPrefix(REDIS_URL, PREFIX);
-  const line = (name, x) =>
-    `| ${name} | ${x.rate.toFixed(0)} | ${(x.rate / r.hot.rate).toFixed(2)} | ${x.enrolled}/${x.students} | ${x.invariants.oversold} | ${x.invariants.doubleSeats} |`; // prettier-ignore
+  const line = (name, x, of = r.hot) =>
+    `| ${name} | ${x.rate.toFixed(0)} | ${(x.rate / of.rate).toFixed(2)} | ${x.enrolled}/${x.students} | ${x.invariants.oversold} | ${x.invariants.doubleSeats} |`; // prettier-ignore
   const table = [
     '| hot lecture, 2,000 admitted students | enroll/s | ratio to plain | enrolled | oversold | doubled |', // prettier-ignore
     '| --- | ---: | ---: | ---: | ---: | ---: |',
     line('plain', r.hot),
     line('holding 4–5 lectures of the term', r.hotRules),
     line('with one of two discussions (package)', r.hotPackages),
+    line('plain, sending `{"sections": []}` (what a body costs)', r.hotWithBody),
+    line('the package against the plain enroll with a body', r.hotPackages, r.hotWithBody),
   ].join('\n');
   process.stdout.write(`Mode ${MODE}, ${new Date().toISOString()}\n${table}\n`);
   if (opt.json) writeFileSync(opt.json, JSON.stringify(r, null, 2));

@@ -13,6 +13,7 @@ function markdown(r) {
     hotEnrollRateVsPgbench: ratio(r.hot.rate, pgLimit),
     rulesCost: ratio(r.hotRules.rate, r.hot.rate),
     packageCost: ratio(r.hotPackages?.rate, r.hot.rate),
+    bodyCost: ratio(r.hotWithBody?.rate, r.hot.rate),
     fillTimeVsPgbench: ratio(s.fillSeconds, fillFloor),
     wastedShareOfSeats: s.wasted / r.seats,
   };
@@ -68,6 +69,13 @@ function markdown(r) {
       `${f(r.hot.rate)} the lecture alone`,
       f(ratios.packageCost, 2),
       `≥ 0.8: ${target(ratios.packageCost, ge, 0.8)}`,
+    ],
+    [
+      'enroll rate, hot lecture, each enroll sending `{"sections": []}` (/s)',
+      f(r.hotWithBody?.rate),
+      `${f(r.hot.rate)} the same without a body (what a body costs)`,
+      f(ratios.bodyCost, 2),
+      '',
     ],
     [
       'time from opening to FULL (s)',

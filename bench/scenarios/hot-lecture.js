@@ -13,12 +13,18 @@ const WEEKDAYS = ['MON', 'TUE', 'WED', 'THU', 'FRI'];
  * credits and meetings), so each enroll's rules read a real timetable; without it, the
  * students hold nothing and the rules find nothing to read. With `packages`, the lecture is
  * taken with one of its two discussions (half the students choose each): every enroll takes
- * two seats, in a transaction that locks both rows.
+ * two seats, in a transaction that locks both rows. With `emptySections`, the lecture alone, each
+ * enroll sending `{ "sections": [] }`: what carrying a body costs any enroll (its parsing and
+ * validation), the reference that tells a package's own cost from its body's.
  */
-async function hotLecture(api, admin, { holding = false, packages = false } = {}) {
+async function hotLecture(
+  api,
+  admin,
+  { holding = false, packages = false, emptySections = false } = {},
+) {
   const k = Math.min(STUDENTS, 2000);
   const run = ++runs;
-  const prefix = holding ? `hotr${run}-` : packages ? `hotp${run}-` : `hot${run}-`;
+  const prefix = `hot${holding ? 'r' : packages ? 'p' : emptySections ? 'b' : ''}${run}-`;
   const timetable = holding ? await heldTimetables(api, admin, k, prefix, `bench-rules-${run}`) : {}; // prettier-ignore
   const course = packages ? { term: `bench-packages-${run}`, courseCode: 'PKG' } : {};
   const { id } = await createLecture(api, admin, {
@@ -32,7 +38,10 @@ async function hotLecture(api, admin, { holding = false, packages = false } = {}
     const dis = { ...course, component: 'DIS', capacity: k / 2, primaryIds: [id] };
     sections.push((await createLecture(api, admin, dis)).id);
   }
-  const body = (i) => (packages ? { body: { sections: [sections[i % 2]] } } : undefined);
+  const body = (i) =>
+    packages || emptySections
+      ? { body: { sections: packages ? [sections[i % 2]] : [] } }
+      : undefined;
   const students = Array.from({ length: k }, (_, i) => token(`${prefix}${i}`));
   await Promise.all(students.map((t) => api.request('POST', `/lectures/${id}/queue`, t)));
   for (let i = 0; i < 100; i++) {
@@ -50,6 +59,7 @@ async function hotLecture(api, admin, { holding = false, packages = false } = {}
     students: k,
     holding,
     packages,
+    emptySections,
     enrolled: ok.length,
     rate: ok.length / seconds,
     ...latency(ok),
