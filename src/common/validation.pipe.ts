@@ -67,8 +67,9 @@ export class StrictValidationPipe extends ValidationPipe {
    * is judged once per DTO and text, then answered with a fresh instance holding its fields, as
    * the full transform gives: class-transformer and class-validator cost a hot lecture's enroll
    * some 40 µs of the service's CPU each time for the same answer. Only bodies whose fields are
-   * JSON primitives or lists of them, and whose DTO came out as exactly those fields (no
-   * default, no transform), are remembered; DTO validators are pure functions of the body.
+   * JSON primitives or lists of them, and whose DTO came out as exactly those fields, the same
+   * values (no default, no transform: a date-time made a Date is not), are remembered; DTO
+   * validators are pure functions of the body.
    * A body that fails goes through the full check every time, for its message.
    */
   private async memoized(
@@ -80,7 +81,7 @@ export class StrictValidationPipe extends ValidationPipe {
     const known = this.validBodies.get(metatype);
     if (known?.get(text)) return Object.assign(new metatype() as object, value);
     const dto = await super.transform(value, metadata);
-    if (isFlat(value) && JSON.stringify(dto) === JSON.stringify(value)) {
+    if (isFlat(value) && sameFields(dto as object, value)) {
       if (known) known.set(text, true);
       else
         this.validBodies.set(
@@ -97,10 +98,28 @@ export class StrictValidationPipe extends ValidationPipe {
   }
 }
 
+const primitive = (v: unknown) => v === null || typeof v !== 'object';
+
 /** Every field a JSON primitive or a list of them: a DTO copies such a body as it is. */
 function isFlat(value: object): boolean {
-  const primitive = (v: unknown) => v === null || typeof v !== 'object';
   return Object.values(value).every(
     (v) => primitive(v) || (Array.isArray(v) && v.every(primitive)),
   );
+}
+
+/**
+ * The DTO holds exactly the body's fields, each the same value (a date-time the DTO turned into
+ * a Date, a default it added, a value it changed: not the same, so never answered from memory).
+ */
+function sameFields(dto: object, body: object): boolean {
+  const keys = Object.keys(body);
+  const d = dto as Record<string, unknown>;
+  const b = body as Record<string, unknown>;
+  // (a DTO class's declared fields are own properties, undefined where the body has none)
+  if (Object.keys(d).filter((k) => d[k] !== undefined).length !== keys.length) return false;
+  return keys.every((k) => {
+    const [x, y] = [d[k], b[k]];
+    if (primitive(y)) return x === y;
+    return Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((e, i) => e === y[i]); // prettier-ignore
+  });
 }

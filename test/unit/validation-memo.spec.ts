@@ -5,7 +5,7 @@ import { IsInt, IsOptional, Min, ValidateNested } from 'class-validator';
 import { rememberBodyText } from '../../src/common/body-text';
 import { AppError } from '../../src/common/error-codes';
 import { StrictValidationPipe } from '../../src/common/validation.pipe';
-import { IsLectureIds, IsOmittable } from '../../src/common/validators';
+import { IsIsoDateTime, IsLectureIds, IsOmittable } from '../../src/common/validators';
 import { EnrollBodyDto } from '../../src/enroll/enroll.controller';
 
 class Inner {
@@ -18,6 +18,10 @@ class Nested {
 
 class WithDefault {
   @IsOmittable() @IsInt() @Min(0) limit: number = 20;
+}
+
+class When {
+  @IsIsoDateTime() opensAt: Date;
 }
 
 class OtherIds {
@@ -66,7 +70,7 @@ describe('StrictValidationPipe: small bodies judged once per DTO and text', () =
     expect((err as AppError).code).toBe('VALIDATION_FAILED');
   });
 
-  it('keeps transforming bodies a DTO changes (nested types, defaults)', async () => {
+  it('keeps transforming bodies a DTO changes (nested types, defaults, dates)', async () => {
     const pipe = new StrictValidationPipe();
     const full = jest.spyOn(ValidationPipe.prototype, 'transform');
     for (let i = 0; i < 2; i++) {
@@ -75,8 +79,11 @@ describe('StrictValidationPipe: small bodies judged once per DTO and text', () =
       const empty = (await pipe.transform(body('{}'), asBody(WithDefault))) as WithDefault;
       expect(empty).toEqual({ limit: 20 });
       expect(empty).toBeInstanceOf(WithDefault);
+      // A date-time the DTO turns into a Date, though its JSON reads the same.
+      const when = (await pipe.transform(body('{"opensAt":"2027-01-11T09:00:00.000Z"}'), asBody(When))) as When; // prettier-ignore
+      expect(when.opensAt).toBeInstanceOf(Date);
     }
-    expect(full).toHaveBeenCalledTimes(4); // never from the memo
+    expect(full).toHaveBeenCalledTimes(6); // never from the memo
   });
 
   it('treats no body as an empty one, judged once', async () => {

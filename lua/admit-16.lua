@@ -1,0 +1,128 @@
+--[[
+  Pop-and-grant: admits the head of a lecture's queue, granting each student a ticket.
+  Everything it limits by is recomputed here from what Redis holds, so any number of
+  instances, ticks or duplicated events running it can never over-admit.
+
+  KEYS[1] queue         sorted set: student -> join sequence number
+  KEYS[2] tickets       sorted set: student -> ticket expiry (ms), the unconsumed tickets
+  KEYS[3] inflight      sorted set: student -> deadline (ms), tickets consumed by an enroll
+                        whose transaction has not been recorded; they still hold a seat, even
+                        past the deadline, until recovery (regrant-3) settles them
+  KEYS[4] facts         hash: seatsLeft, batchSize, ttl, maxActive, opensAt, closesAt (ms),
+                        pkgSeats (a primary with secondary sections: the packages they can
+                        still seat; admission never grants more tickets than that either)
+  KEYS[5] stats         hash: tickSlot, admittedTotal, expired
+  KEYS[6] ticketPrefix  prefix of ticket keys; a student's ticket key is this .. student id
+                        (passed in KEYS so the hash tag, and so the slot, is the caller's)
+  KEYS[7] enrolled      set of students holding a seat (never admitted again)
+  KEYS[8] admitLog      sorted set: time (ms) -> admittedTotal, for the observed admission rate
+  KEYS[9] prequeue      the pre-queue (see includes/draw.lua)
+  KEYS[10] drawn        the pre-queue as drawn
+  KEYS[11] draw         hash: the draw marker (at, count, first)
+  KEYS[12] seq          counter of queue sequence numbers
+  KEYS[13] grants       hash: student -> queue sequence number of their ticket
+  KEYS[14] admissions   stream: the admission log (student, queue sequence number, time, via)
+  KEYS[15] wpre         hash: student -> member, the students in a window's pre-queue
+  KEYS[16] wqueue       the windows' pre-queues, drawn at each window's opening (the draw sweep
+                        and joins run those draws: includes/window-draw.lua)
+
+  ARGV[1] 'tick' (the cron: at most once per interval slot, whichever instance comes first),
+          'event' (a slot may have freed: fill spare room now) or 'draw' (run the draw if it
+          is due, and the closed window's clean-up, but admit nobody)
+  ARGV[2] the cron interval in ms
+
+  Once opensAt has come, the pre-queue is drawn first (once). Every grant is appended to the
+  admission log in this same step, so the log and the tickets never disagree.
+
+  Output: { admitted, waiting, expired, lapsed, idle, { student... }, expiresAt, drew }
+    expired  tickets this call found past their expiry
+    lapsed   in-flight holds past their deadline (the caller recovers them)
+    students the students granted a ticket by this call
+    expiresAt their tickets' expiry (ms since the epoch)
+    idle     1 when nothing is left to watch: no queue, pre-queue (a window's too), ticket or
+             hold; a closed lecture clears the queue, the pre-queues and the tickets first
+             (their students see CLOSED)
+    drew     1 when this call ran the draw (the caller records it in PostgreSQL)
+  Errors: { -1 } when the facts are missing or incomplete (the caller rebuilds them)
+]]
+local rcall = redis.call
+
+--- @include "draw"
+
+local time = rcall('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+local f = rcall('HMGET', KEYS[4], 'seatsLeft', 'batchSize', 'ttl', 'maxActive', 'opensAt', 'closesAt', 'pkgSeats')
+if not f[1] then return { -1 } end
+local seatsLeft, batch, ttlMs, maxActive = tonumber(f[1]), tonumber(f[2]), tonumber(f[3]) * 1000, tonumber(f[4])
+if f[7] and f[7] ~= '' then seatsLeft = math.min(seatsLeft, tonumber(f[7])) end
+
+-- Tickets past their expiry are gone (their keys expired); stop counting them.
+local expired = rcall('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if expired > 0 then rcall('HINCRBY', KEYS[5], 'expired', expired) end
+local lapsed = rcall('ZCOUNT', KEYS[3], '-inf', now)
+
+local granted = {}
+local drew = 0
+local function answer()
+  local waiting = rcall('ZCARD', KEYS[1])
+  local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
+  local idle = 0
+  if waiting == 0 and held == 0 and rcall('EXISTS', KEYS[9]) == 0 and rcall('EXISTS', KEYS[16]) == 0 then
+    idle = 1
+    rcall('DEL', KEYS[13]) -- nobody holds an admission whose number could still be asked for
+  end
+  return { #granted, waiting, expired, lapsed, idle, granted, now + ttlMs, drew }
+end
+
+local closesAt = tonumber(f[6])
+if closesAt and now >= closesAt then
+  -- Closed: nobody will be admitted; the queue and unused tickets go now (not the holds,
+  -- whose enrolls are still being answered). A window that closed before its draw ran is
+  -- drawn first all the same (API.md v3: every lecture is drawn, its seed published), so
+  -- its pre-queued students are recorded as drawn rather than dropped unseen.
+  drew = drawIfDue(now, tonumber(f[5]), 9, 10, 11, 1, 12)
+  for _, student in ipairs(rcall('ZRANGE', KEYS[2], 0, -1)) do rcall('DEL', KEYS[6] .. student) end
+  rcall('DEL', KEYS[1], KEYS[2], KEYS[8], KEYS[9], KEYS[15], KEYS[16])
+  return answer()
+end
+
+if ARGV[1] == 'tick' then
+  local slot = math.floor(now / tonumber(ARGV[2]))
+  if tonumber(rcall('HGET', KEYS[5], 'tickSlot') or '-1') == slot then return answer() end
+  rcall('HSET', KEYS[5], 'tickSlot', slot)
+end
+if now < tonumber(f[5]) then return answer() end
+drew = drawIfDue(now, tonumber(f[5]), 9, 10, 11, 1, 12)
+if ARGV[1] == 'draw' then return answer() end
+-- Queue sequence numbers up to the draw's last came from the draw.
+local d = rcall('HMGET', KEYS[11], 'first', 'count')
+local lastDrawn = tonumber(d[1] or '1') + tonumber(d[2] or '0') - 1
+
+local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
+local room = math.min(batch, maxActive - held, seatsLeft - held)
+local admitted = 0
+while admitted < room do
+  local popped = rcall('ZPOPMIN', KEYS[1], room - admitted)
+  if #popped == 0 then break end
+  for i = 1, #popped, 2 do
+    local student, seq = popped[i], popped[i + 1]
+    if rcall('SISMEMBER', KEYS[7], student) == 0 then
+      rcall('SET', KEYS[6] .. student, now + ttlMs, 'PX', ttlMs)
+      rcall('ZADD', KEYS[2], now + ttlMs, student)
+      rcall('HSET', KEYS[13], student, seq)
+      local via = 'queue'
+      if tonumber(seq) <= lastDrawn then via = 'draw' end
+      rcall('XADD', KEYS[14], '*', 's', student, 'q', seq, 't', now, 'v', via)
+      admitted = admitted + 1
+      granted[admitted] = student
+    end
+  end
+end
+
+if admitted > 0 then
+  local total = rcall('HINCRBY', KEYS[5], 'admittedTotal', admitted)
+  rcall('ZADD', KEYS[8], now, total)
+  rcall('ZREMRANGEBYSCORE', KEYS[8], '-inf', now - 60000)
+end
+return answer()

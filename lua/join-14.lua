@@ -1,0 +1,154 @@
+--[[
+  Reads a student's place in a lecture's queue and, when asked, joins them at the back.
+  Reading and joining share one script so both see one consistent state: a student is never
+  seen between the queue and a ticket. Every call on the hot path: each Redis call here is
+  counted (a first join makes 11 or 12 of them, a waiting student's read 4).
+
+  KEYS[1] queue     sorted set: student -> join sequence number
+  KEYS[2] seq       counter of joins (orders same-millisecond joins strictly)
+  KEYS[3] ticket    this student's ticket key (string with a TTL)
+  KEYS[4] inflight  sorted set: student -> deadline (ms), tickets consumed by an enroll in progress
+  KEYS[5] enrolled  set of students holding a seat
+  KEYS[6] facts     hash of lecture facts (seatsLeft, ...)
+  KEYS[7] tickets   sorted set: student -> ticket expiry (ms), the unconsumed tickets
+  KEYS[8] prequeue  sorted set (scores 0): '<HMAC hex>:<student>' of the pre-queued students
+  KEYS[9] drawn     the pre-queue as drawn (see includes/draw.lua)
+  KEYS[10] draw     hash: the draw marker, present once the pre-queue was drawn
+  KEYS[11] wpre     hash: student -> member, the students in a window's pre-queue
+  KEYS[12] wqueue   the windows' pre-queues (see includes/window-draw.lua)
+  KEYS[13] wdraws   hash: window -> its draw marker
+  KEYS[14] wdrawn   the windows' pre-queues as drawn
+
+  ARGV[1] student id
+  ARGV[2] '1' to join when not already present, '0' to only read
+  ARGV[3] the student's pre-queue member '<HMAC hex>:<student>', or '' (the caller knows the
+          lecture has opened: then a pre-queue join is refused as NOT_OPEN)
+  ARGV[4] '1' when a new join should say whether there is room to admit (event admission)
+  ARGV[5] the window whose opening is the student's for this lecture ('' : the lecture's own,
+          API.md v4: the later of the lecture's opensAt and their window's)
+  ARGV[6] that window's opensAt (ms)
+  ARGV[7] the student's member of that window's pre-queue, '<window>|<HMAC hex>:<student>'
+  ARGV[8 ..] the term's windows opened by now, by opening: once the lecture has opened, their
+          draws of it run first (each once), so a join goes behind every window drawn by now
+
+  Before opensAt (Redis time) a join enters the pre-queue if the window
+  [opensAt - preQueueMs, opensAt) has begun; from opensAt on, the draw runs first (once), so
+  a join a moment after opening still goes behind every drawn student.
+
+  Output: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened }
+    state 'ENROLLED' | 'ADMITTED' (detail: the ticket's expiry in ms since the epoch, as granted;
+          0 while its enroll is in flight) | 'WAITING' (detail: 1-based position)
+          | 'PRE_QUEUED' | 'NOT_QUEUED' | 'FULL' (join refused: no seat left)
+          | 'NOT_OPEN' (join refused: before the pre-queue opens, or no pre-queue)
+          | 'LAPSED' (an enroll's hold passed its deadline unrecorded: the caller recovers it,
+            then reads again; until then the student is neither admitted nor free to rejoin)
+    room  1 when this join found spare room (fewer tickets held, unconsumed or in an enroll,
+          than maxActive and than the seats left), so admitting now would admit someone;
+          only asked for with ARGV[4]
+    seq   for WAITING only: the student's join sequence number (0 otherwise)
+    drew  1 when this call ran the lecture's draw, 2 a window's, 3 both (the caller records
+          them in PostgreSQL)
+    opened 1 when this call saw the draw marker (the lecture has opened and was drawn: no
+          pre-queue member is needed for it again); 0 when it did not look
+  The admission rate is not read here: every waiting student's answer would pay for it, and
+  the service keeps each lecture's, read at most once a second (observed-rate-1.lua).
+  Errors: { -1 } when the lecture's facts are missing or incomplete (the caller rebuilds them)
+]]
+local rcall = redis.call
+local student = ARGV[1]
+
+--- @include "draw"
+--- @include "window-draw"
+
+local f = rcall('HMGET', KEYS[6], 'seatsLeft', 'opensAt', 'preQueueMs', 'maxActive', 'pkgSeats')
+if not f[1] then return { -1 } end
+local seatsLeft, opensAt, preQueueMs = tonumber(f[1]), tonumber(f[2]), tonumber(f[3] or '0')
+-- What can still be seated: a primary with secondary sections also needs a seat in them.
+local seats = seatsLeft
+if f[5] and f[5] ~= '' then seats = math.min(seats, tonumber(f[5])) end
+
+local drew, opened = 0, 0
+local function answer(state, detail, created, room, seq, waiting)
+  return { state, detail, waiting or rcall('ZCARD', KEYS[1]), seatsLeft, created, room or 0, seq or 0, drew, opened }
+end
+local function waitingAt(seq)
+  return answer('WAITING', rcall('ZRANK', KEYS[1], student) + 1, 0, 0, tonumber(seq))
+end
+
+-- First the queue: a queued student holds nothing else (admission pops before it grants, and a
+-- join never queues a holder), so most reads end here.
+local seq = rcall('ZSCORE', KEYS[1], student)
+if seq then return waitingAt(seq) end
+if rcall('SISMEMBER', KEYS[5], student) == 1 then return answer('ENROLLED', 0, 0) end
+-- A ticket's value is its exact expiry, set when granted (GET never returns an expired key).
+local expiresAt = rcall('GET', KEYS[3])
+if expiresAt then return answer('ADMITTED', tonumber(expiresAt), 0) end
+local time = rcall('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+-- An enroll in progress holds the admission until it is recorded.
+local deadline = rcall('ZSCORE', KEYS[4], student)
+if deadline then
+  if tonumber(deadline) <= now then return answer('LAPSED', 0, 0) end
+  return answer('ADMITTED', 0, 0)
+end
+if rcall('EXISTS', KEYS[10]) == 1 then
+  opened = 1
+else
+  drew = drawIfDue(now, opensAt, 8, 9, 10, 1, 2)
+  opened = drew
+  -- The draw just moved the pre-queue into the queue: this student may be in it now.
+  seq = drew == 1 and rcall('ZSCORE', KEYS[1], student)
+  if seq then return waitingAt(seq) end
+end
+if opened == 1 and #ARGV >= 8 and rcall('EXISTS', KEYS[12]) == 1 then
+  -- The windows opened by now draw their pre-queues of the lecture first, in their order.
+  local wdrew = 0
+  for i = 8, #ARGV do wdrew = math.max(wdrew, drawWindow(now, ARGV[i], 1, 2, 11, 12, 13, 14)) end
+  if wdrew == 1 then
+    drew = drew + 2
+    seq = rcall('ZSCORE', KEYS[1], student)
+    if seq then return waitingAt(seq) end
+  end
+end
+-- In a window's pre-queue: until that window draws.
+if rcall('HEXISTS', KEYS[11], student) == 1 then return answer('PRE_QUEUED', 0, 0) end
+if ARGV[5] ~= '' and now < tonumber(ARGV[6]) then
+  -- The student's opening is a window's, still to come: its pre-queue (the caller judged the
+  -- pre-queue's time by the window), drawn at the window's opening behind everyone waiting.
+  if ARGV[2] ~= '1' then return answer('NOT_QUEUED', 0, 0) end
+  if seats <= 0 then return answer('FULL', 0, 0) end
+  rcall('HSET', KEYS[11], student, ARGV[7])
+  rcall('ZADD', KEYS[12], 0, ARGV[7])
+  return answer('PRE_QUEUED', 0, 1)
+end
+if opened == 0 then
+  -- Not opened yet: the pre-queue.
+  local member = ARGV[3]
+  if member ~= '' and rcall('ZSCORE', KEYS[8], member) then return answer('PRE_QUEUED', 0, 0) end
+  if ARGV[2] ~= '1' then return answer('NOT_QUEUED', 0, 0) end
+  if member == '' or preQueueMs == 0 or now < opensAt - preQueueMs then return answer('NOT_OPEN', 0, 0) end
+  if seats <= 0 then return answer('FULL', 0, 0) end
+  rcall('ZADD', KEYS[8], 0, member)
+  return answer('PRE_QUEUED', 0, 1)
+end
+
+if ARGV[2] ~= '1' then return answer('NOT_QUEUED', 0, 0) end
+-- Drawn, but the window was moved later since: closed to joins until it opens again.
+if now < opensAt then return answer('NOT_OPEN', 0, 0) end
+if seats <= 0 then return answer('FULL', 0, 0) end
+
+seq = rcall('INCR', KEYS[2])
+rcall('ZADD', KEYS[1], seq, student)
+local waiting = rcall('ZCARD', KEYS[1])
+local room = 0
+if ARGV[4] == '1' then
+  -- Unconsumed tickets first: at an opening they alone reach the limit, and the second count
+  -- is not needed.
+  local maxActive = tonumber(f[4])
+  local held = rcall('ZCARD', KEYS[7])
+  if held < maxActive and held < seats then
+    held = held + rcall('ZCARD', KEYS[4])
+    if held < maxActive and held < seats then room = 1 end
+  end
+end
+return answer('WAITING', waiting, 1, room, seq, waiting)
