@@ -9,6 +9,7 @@ import { MeetingDates1765065600000 } from './1765065600000-MeetingDates';
 import { SectionRefs1765152000000 } from './1765152000000-SectionRefs';
 import { MeetingsChecked1765238400000 } from './1765238400000-MeetingsChecked';
 import { SectionPackages1765324800000 } from './1765324800000-SectionPackages';
+import { RegistrationWindows1765411200000 } from './1765411200000-RegistrationWindows';
 
 /** Every migration, in order. Listed explicitly so the app, the CLI and jest load the same set. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   SectionRefs1765152000000,
   MeetingsChecked1765238400000,
   SectionPackages1765324800000,
+  RegistrationWindows1765411200000,
 ];

@@ -8,6 +8,7 @@ import type { AuthedRequest } from './auth/current-user.decorator';
 import { AllExceptionsFilter, answeredWith } from './common/all-exceptions.filter';
 import { clientErrorHandler, frameworkErrorHandler } from './common/http-layer-errors';
 import { CATALOG_ROUTE } from './catalog/catalog.controller';
+import { RECORDS_ROUTE } from './registration/registration.controller';
 import { AppError } from './common/error-codes';
 import { rememberBodyText } from './common/body-text';
 import { MAX_JSON_DEPTH, exceedsDepth } from './common/json-depth';
@@ -111,7 +112,7 @@ function acceptEmptyJsonBodies(fastify: FastifyInstance): void {
 }
 
 /**
- * The catalog import takes CSV as well as JSON, and up to BULK_BODY_LIMIT_MB of either; every
+ * The imports (the catalog, students' records) take CSV as well as JSON, and up to BULK_BODY_LIMIT_MB of either; every
  * other route keeps 16 KiB (a CSV sent to one is refused by its validation as not JSON).
  */
 function acceptBulkImports(fastify: FastifyInstance, bulkBodyLimit: number): void {
@@ -119,7 +120,8 @@ function acceptBulkImports(fastify: FastifyInstance, bulkBodyLimit: number): voi
     done(null, body);
   });
   fastify.addHook('onRoute', (route) => {
-    if (route.url === CATALOG_ROUTE && route.method === 'PUT') route.bodyLimit = bulkBodyLimit;
+    const bulk = route.url === CATALOG_ROUTE || route.url === RECORDS_ROUTE;
+    if (bulk && route.method === 'PUT') route.bodyLimit = bulkBodyLimit;
   });
 }
 

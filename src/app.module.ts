@@ -14,6 +14,7 @@ import { QueueModule } from './queue/queue.module';
 import { RedisModule } from './redis/redis.module';
 import { TermsModule } from './terms/terms.module';
 import { PlansModule } from './plans/plans.module';
+import { RegistrationModule } from './registration/registration.module';
 
 @Module({})
 export class AppModule {
@@ -32,6 +33,7 @@ export class AppModule {
         FairnessModule,
         QueueModule,
         TermsModule,
+        RegistrationModule,
         CatalogModule,
         PlansModule,
         EnrollModule,

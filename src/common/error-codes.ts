@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { RULE_CODES, RuleCode } from '../rules';
+import { REFUSAL_STATUS } from '../rules';
 
 /** Every error code of API.md, with its HTTP status. NOT_FOUND (unknown route) is ours. */
 export const ERROR_STATUS = {
@@ -22,8 +22,8 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   INTERNAL: 500,
-  // The term's rules (src/rules/): each a 409.
-  ...(Object.fromEntries(RULE_CODES.map((code) => [code, 409])) as Record<RuleCode, 409>),
+  // Who may register (HOLD 403, the windows 409) and the term's rules (409): src/rules/.
+  ...REFUSAL_STATUS,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -42,12 +42,16 @@ export interface ErrorBody {
   components?: Record<string, number[]>;
   /** FULL of a package: the section without a seat */
   lectureId?: number;
+  /** HOLD: the student's holds */
+  holds?: { code: string; message: string }[];
+  /** WINDOW_NOT_OPEN: the next opening of a window of the student's (null: none will open) */
+  opensAt?: string | null;
 }
 
 /** What an error may carry besides its code and message. */
 export type ErrorExtra = Pick<
   ErrorBody,
-  'conflictsWith' | 'errors' | 'primaryIds' | 'components' | 'lectureId'
+  'conflictsWith' | 'errors' | 'primaryIds' | 'components' | 'lectureId' | 'holds' | 'opensAt'
 >;
 
 /** An error the client is meant to see, carrying one of the contract's codes. */

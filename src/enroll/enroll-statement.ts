@@ -1,6 +1,15 @@
 import { escapeLiteral } from 'pg';
 import { LectureFacts, factsColumnsSql, factsOf } from '../lectures/lecture-facts';
-import { RULE_COLUMNS, RuleCode, ruleLooksSql, ruleOf, ruleRefusalSql } from '../rules';
+import type { ErrorExtra } from '../common/error-codes';
+import {
+  RULE_COLUMNS,
+  RefusalCode,
+  gateLooksSql,
+  gateRefusalSql,
+  ruleLooksSql,
+  ruleOf,
+  ruleRefusalSql,
+} from '../rules';
 
 export interface EnrollRequest {
   studentId: string;
@@ -19,6 +28,8 @@ export interface RefusalDetail {
   /** the held lectures in the way, for the rules that name them (null: the rule names none) */
   conflictsWith: number[] | null;
   message: string;
+  /** what else the error body carries (a hold's list, a window's opening) */
+  extra: ErrorExtra;
 }
 
 /**
@@ -32,7 +43,7 @@ export type EnrollOutcome = (
       kind: 'CLOSED' | 'NOT_OPEN' | 'COMPONENT_REQUIRED' | 'SECONDARY_SECTION';
       lecture: LectureFacts;
     }
-  | ({ kind: RuleCode; lecture: LectureFacts } & RefusalDetail)
+  | ({ kind: RefusalCode; lecture: LectureFacts } & RefusalDetail)
   | { kind: 'NOT_FOUND' | 'TOO_LATE' }
 ) & {
   /** a package's secondary sections, and the other primaries they name, as the batch left them */
@@ -99,7 +110,16 @@ export function enrollStatementSql(
     secs.length === 0
       ? `(SELECT ${id} AS lecture_id, m.slot, m.dates FROM unnest(l.meeting_ranges, l.meeting_dates) m (slot, dates))`
       : 'pm';
-  const scope = { lectureIds: all, meetings, studentId: 'r.student_id', studentTermId: 'st.id', maxCredits }; // prettier-ignore
+  const scope = {
+    lectureIds: all,
+    meetings,
+    studentId: 'r.student_id',
+    studentTermId: 'st.id',
+    maxCredits,
+    studentTerm: 'st',
+    windows: 'tw',
+    at: 'l.judged_at',
+  };
   return `WITH req (student_id, ord, queue_seq, deadline) AS (VALUES ${values}),
      secs AS (SELECT * FROM lecture WHERE id IN (${secs.length > 0 ? secs.join(', ') : 'NULL'})),${
        secs.length > 0
@@ -109,7 +129,11 @@ export function enrollStatementSql(
                           WHERE x.id IN (${all})),`
          : ''
      }
+     -- the term's registration windows, read once for the batch (src/rules/window.rule.ts)
+     tw AS MATERIALIZED (SELECT * FROM term_window WHERE term = (SELECT term FROM lecture WHERE id = ${id})),
      lec AS (SELECT *, opens_at <= now() AS opened,
+                    -- the one instant the windows are judged at, for every student of the batch
+                    clock_timestamp() AS judged_at, EXISTS (SELECT 1 FROM tw) AS has_windows,
                     (closes_at IS NOT NULL AND closes_at <= now()) AS closed,
                     ${exchange ? '0' : 'credits'} + (SELECT coalesce(sum(credits), 0) FROM secs)::int AS package_credits,
                     -- the seats the package can give: its own and each section's
@@ -127,23 +151,27 @@ export function enrollStatementSql(
      had AS (SELECT e.student_id, e.enrolled_at FROM enrollment e
               WHERE e.lecture_id = ${id} AND e.student_id IN (SELECT student_id FROM req)),
      judged AS (
-       SELECT r.student_id, r.ord, r.queue_seq, st.id AS student_term_id, c.*,
+       SELECT r.student_id, r.ord, r.queue_seq, st.id AS student_term_id, g.*, c.*,
               -- under the student's lock, by PostgreSQL's clock: a hold recovery that settled
               -- this student took the same lock after this deadline (src/holds/)
               clock_timestamp() < to_timestamp(r.deadline / 1000.0) AS on_time,
-              ${ruleRefusalSql} AS refusal
+              ${gateRefusalSql} AS gate, ${ruleRefusalSql} AS refusal
          FROM req r CROSS JOIN lec l
          JOIN student_term st ON st.student_id = r.student_id AND st.term = l.term
+         -- who may register at all (holds, windows), then the term's rules, which may read it
+         CROSS JOIN LATERAL (SELECT
+           ${gateLooksSql(scope)}
+           OFFSET 0) g -- a fence: each look runs once per student, not once per use below
          CROSS JOIN LATERAL (SELECT
            ${ruleLooksSql(scope)}
-           OFFSET 0) c -- a fence: each look runs once per student, not once per use below
+           OFFSET 0) c
         WHERE r.student_id ${exchange ? 'IN' : 'NOT IN'} (SELECT student_id FROM had)),
      ranked AS (
        -- passing students up to and including this one, in batch order
-       SELECT j.*, count(*) FILTER (WHERE j.refusal IS NULL AND j.on_time) OVER (ORDER BY j.ord) AS n
+       SELECT j.*, count(*) FILTER (WHERE j.gate IS NULL AND j.refusal IS NULL AND j.on_time) OVER (ORDER BY j.ord) AS n
          FROM judged j),
      winners AS (SELECT r.student_id, r.queue_seq, r.student_term_id FROM ranked r, lec l
-                  WHERE l.opened AND NOT l.closed AND r.refusal IS NULL AND r.on_time
+                  WHERE l.opened AND NOT l.closed AND r.gate IS NULL AND r.refusal IS NULL AND r.on_time
                     AND l.package_ok AND ${guard} AND r.n <= l.package_limit),
      taken AS (
        UPDATE lecture SET seats_left = seats_left - (SELECT count(*) FROM winners), version = version + 1
@@ -166,7 +194,7 @@ export function enrollStatementSql(
         WHERE m.lecture_id IN (${taking}))
      SELECT r.student_id, coalesce(i.enrolled_at, CASE WHEN w.student_id IS NOT NULL THEN h.enrolled_at END) AS won_at,
             ${exchange ? 'NULL' : 'h.enrolled_at'} AS had_at, h.enrolled_at AS held_at, l.opened, l.closed,
-            rk.on_time, rk.refusal, rk.n < l.package_limit AS seat_free, l.package_ok,
+            rk.on_time, rk.gate, rk.refusal, rk.n < l.package_limit AS seat_free, l.package_ok,
             ${RULE_COLUMNS.map((c) => `rk.${c}`).join(', ')}, l.package_credits AS lecture_credits,
             ARRAY[${all}] AS package_ids,
             -- a section without a seat for this student, and the seats left in the others of
@@ -227,16 +255,31 @@ export function outcomeOf(r: Record<string, unknown>): EnrollOutcome {
   }
   if (r.closed) return { kind: 'CLOSED', lecture };
   if (!r.opened) return { kind: 'NOT_OPEN', lecture };
+  // Who may register at all comes before the seat (API.md v4): HOLD, then the windows.
+  if (r.gate) return refusal(r.gate as RefusalCode, lecture, r);
   if (!r.seat_free) {
     return r.full_id ? { kind: 'FULL', lecture, fullId: Number(r.full_id) } : { kind: 'FULL', lecture }; // prettier-ignore
   }
   // Late: recovery may have settled the hold; not judged on the rules, so not refused by them.
   if (r.on_time === false) return { kind: 'TOO_LATE' };
-  if (r.refusal) {
-    const rule = ruleOf(r.refusal as RuleCode);
-    return { kind: rule.code, lecture, conflictsWith: rule.conflictsWith(r), message: rule.message(r) }; // prettier-ignore
-  }
+  if (r.refusal) return refusal(r.refusal as RefusalCode, lecture, r);
   return { kind: 'FULL', lecture };
+}
+
+/** A gate's or a rule's refusal, in its own words. */
+function refusal(
+  code: RefusalCode,
+  lecture: LectureFacts,
+  r: Record<string, unknown>,
+): EnrollOutcome {
+  const rule = ruleOf(code);
+  return {
+    kind: code,
+    lecture,
+    conflictsWith: rule.conflictsWith(r),
+    message: rule.message(r),
+    extra: rule.extra?.(r) ?? {},
+  };
 }
 
 /** An integer or NULL as a SQL literal (typed, so a VALUES list of NULLs stays bigint). */

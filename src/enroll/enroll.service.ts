@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AppError, lectureNotFound } from '../common/error-codes';
+import { AppError, ErrorExtra, lectureNotFound } from '../common/error-codes';
 import { infraStore, isInfraError } from '../common/infra-errors';
 import { Hold, Holds } from '../holds/holds.service';
 import { OutcomeUnknown } from '../holds/outcome-unknown';
@@ -8,7 +8,7 @@ import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
 import { EnrollBatcher } from './enroll-batcher';
-import { EnrollOutcome, EnrollRequest, isRefusal } from './enroll-statement';
+import { EnrollOutcome, EnrollRequest, RefusalDetail, isRefusal } from './enroll-statement';
 import { CancelOutcome, ExchangeOutcome, SeatTransactions, SwapOutcome } from './seat.transactions';
 
 export class MyEnrollment {
@@ -166,8 +166,7 @@ export class EnrollService {
       const ticket = kept
         ? `your ticket is kept until ${new Date(Date.now() + hold.msLeft).toISOString()}`
         : `your ticket is given back within ${this.holds.holdMs / 1000} s`;
-      const extra = outcome.conflictsWith ? { conflictsWith: outcome.conflictsWith } : {};
-      throw new AppError(outcome.kind, `${outcome.message}; ${ticket}`, {}, extra);
+      throw new AppError(outcome.kind, `${outcome.message}; ${ticket}`, {}, extraOf(outcome));
     }
     switch (outcome.kind) {
       case 'ENROLLED':
@@ -363,15 +362,17 @@ function componentRequired(lecture: LectureFacts, whole: boolean): AppError {
   return new AppError('COMPONENT_REQUIRED', what, {}, { components: choices });
 }
 
+/** What a refusal's body carries besides its message: the lectures in the way, holds, opensAt. */
+function extraOf(outcome: Extract<EnrollOutcome, RefusalDetail>): ErrorExtra {
+  return { ...(outcome.conflictsWith ? { conflictsWith: outcome.conflictsWith } : {}), ...outcome.extra }; // prettier-ignore
+}
+
 /** Only a package's answer names its sections. */
 const sectionsOf = (sections: number[]) => (sections.length > 0 ? { sections } : {});
 
 /** An exchange refused: the enroll's refusals, without a ticket to speak of. */
 function refusedExchange(outcome: EnrollOutcome): AppError {
-  if (isRefusal(outcome)) {
-    const extra = outcome.conflictsWith ? { conflictsWith: outcome.conflictsWith } : {};
-    return new AppError(outcome.kind, outcome.message, {}, extra);
-  }
+  if (isRefusal(outcome)) return new AppError(outcome.kind, outcome.message, {}, extraOf(outcome));
   switch (outcome.kind) {
     case 'FULL':
       return new AppError('FULL', `section ${outcome.fullId ?? ''} has no seat left`.replace('  ', ' '), {}, outcome.fullId !== undefined ? { lectureId: outcome.fullId } : {}); // prettier-ignore

@@ -14,7 +14,9 @@ import { OrderFence } from '../lectures/order-fence';
 import { LineStore } from '../line/line.store';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
+import { RegistrationCache } from '../registration/registration-cache';
 import { DrawRecorder } from './draw.recorder';
+import { WindowDrawRecorder } from './window-draw.recorder';
 
 const INTERVAL_NAME = 'draws';
 
@@ -31,6 +33,8 @@ const INTERVAL_NAME = 'draws';
 export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DrawScheduler.name);
   private readonly timers = new Map<number, NodeJS.Timeout>();
+  /** per lecture, the timer of its next window opening with students pre-queued for it */
+  private readonly windowTimers = new Map<number, NodeJS.Timeout>();
   private running = false;
 
   constructor(
@@ -39,6 +43,8 @@ export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutd
     private readonly snapshots: LectureSnapshots,
     private readonly fence: OrderFence,
     private readonly recorder: DrawRecorder,
+    private readonly windowRecorder: WindowDrawRecorder,
+    private readonly registration: RegistrationCache,
     private readonly channel: AdmissionChannel,
     private readonly scheduler: SchedulerRegistry,
     private readonly metrics: MetricsService,
@@ -60,8 +66,9 @@ export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutd
     if (this.scheduler.doesExist('interval', INTERVAL_NAME)) {
       this.scheduler.deleteInterval(INTERVAL_NAME);
     }
-    for (const timer of this.timers.values()) clearTimeout(timer);
+    for (const timer of [...this.timers.values(), ...this.windowTimers.values()]) clearTimeout(timer); // prettier-ignore
     this.timers.clear();
+    this.windowTimers.clear();
   }
 
   /** A student entered the pre-queue: in event modes, draw the moment the lecture opens. */
@@ -93,6 +100,7 @@ export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutd
           this.logger.warn(`lecture ${id}: not drawn yet (${err.message})`);
         });
       }
+      for (const id of await this.line.windowDrawsPending()) await this.drawWindows(id);
     } catch (err) {
       this.logger.warn(`draws not looked for this time: ${(err as Error).message}`);
     } finally {
@@ -142,6 +150,70 @@ export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutd
     if (result.waiting > 0) await this.line.watch(lectureId); // the cron admits the drawn
     await this.channel.slotFreed(lectureId); // event modes: the admission follows at once
     await this.drawn(lectureId);
+  }
+
+  /**
+   * A student entered a window's pre-queue of the lecture: in event modes, draw the moment that
+   * window opens (the interval's sweep draws it within a second in any mode).
+   */
+  drawWindowsAt(lectureId: number, opensAt: number): void {
+    if (!this.channel.enabled || this.windowTimers.has(lectureId)) return;
+    const timer = setTimeout(
+      () => {
+        this.windowTimers.delete(lectureId);
+        void this.drawWindows(lectureId);
+      },
+      // A timer fires by the monotonic clock, a millisecond early now and then: a little late.
+      Math.max(0, opensAt - Date.now() + 5),
+    );
+    timer.unref();
+    this.windowTimers.set(lectureId, timer);
+  }
+
+  /**
+   * A join's script ran a window's draw of the lecture: live streams learn it, PostgreSQL records
+   * it (the sweep retries what is not recorded yet: the lecture stays in its set until then).
+   */
+  async windowsDrawn(lectureId: number): Promise<void> {
+    await this.channel.drawn(lectureId);
+    await this.windowRecorder.recordAll(lectureId).catch(async (err: Error) => {
+      this.logger.warn(`lecture ${lectureId}: window draw not recorded yet (${err.message}); retried`); // prettier-ignore
+      await this.line.windowPreQueued(lectureId).catch(() => undefined);
+    });
+  }
+
+  /**
+   * The lecture's window draws due by now, in their opening order (and those of windows no
+   * longer in the term), then their record; the next opening with students left is armed.
+   * Never throws.
+   */
+  private async drawWindows(lectureId: number): Promise<void> {
+    try {
+      const facts = await this.facts.get(lectureId);
+      const windows = await this.registration.windowsOf(facts.term);
+      const now = Date.now();
+      const opened = windows.filter((w) => w.opensAt <= now).sort((a, b) => a.opensAt - b.opensAt); // prettier-ignore
+      const later = windows.filter((w) => w.opensAt > now);
+      const sweep = async () => {
+        if (!this.line.orderHeld(lectureId)) await this.fence.hold(lectureId); // numbers handed out
+        return this.line.drawWindows(lectureId, opened.map((w) => w.name), later.map((w) => w.name)); // prettier-ignore
+      };
+      let result = await sweep();
+      if (!result && (await this.facts.reload(lectureId))) result = await sweep();
+      if (!result) return;
+      if (result.lectureDrew) await this.drawn(lectureId);
+      if (result.windows.length > 0) {
+        await this.line.watch(lectureId); // the cron admits the drawn
+        await this.channel.slotFreed(lectureId); // event modes: the admission follows at once
+      }
+      await this.windowsDrawn(lectureId);
+      const next = later.reduce<number | null>((m, w) => (m === null || w.opensAt < m ? w.opensAt : m), null); // prettier-ignore
+      if (next !== null) this.drawWindowsAt(lectureId, next);
+    } catch (err) {
+      this.logger.warn(
+        `lecture ${lectureId}: window draws not run yet (${(err as Error).message})`,
+      );
+    }
   }
 
   /** An edit may have moved opensAt: a pending timer follows it. */

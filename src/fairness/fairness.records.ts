@@ -72,6 +72,26 @@ export class FairnessRecords {
       : null;
   }
 
+  /** The registration windows' draws of the lecture, by draw time, each in drawn order. */
+  async windowDraws(
+    lectureId: number,
+  ): Promise<{ window: string; drawnAt: string; items: { studentId: string; hmac: string }[] }[]> {
+    const rows: { window: string; drawn_at: Date; items: { studentId: string; hmac: string }[] }[] =
+      await this.db.query(
+        `SELECT d.window_name AS window, d.drawn_at,
+                coalesce((SELECT json_agg(json_build_object('studentId', i.student_id, 'hmac', i.hmac) ORDER BY i.position)
+                            FROM window_draw_item i
+                           WHERE i.lecture_id = d.lecture_id AND i.window_name = d.window_name), '[]') AS items
+           FROM window_draw d WHERE d.lecture_id = $1 ORDER BY d.drawn_at, d.window_name`,
+        [lectureId],
+      );
+    return rows.map((r) => ({
+      window: r.window,
+      drawnAt: r.drawn_at.toISOString(),
+      items: r.items,
+    }));
+  }
+
   /** The drawn order. */
   async drawn(lectureId: number): Promise<{ studentId: string; hmac: string }[]> {
     return this.db.query(

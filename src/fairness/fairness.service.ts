@@ -20,6 +20,7 @@ export class FairnessService {
       seedCommitment: draw.seedCommitment,
       drawnAt: draw.drawnAt.toISOString(),
       items: await this.records.drawn(lectureId),
+      windows: await this.records.windowDraws(lectureId),
     };
   }
 

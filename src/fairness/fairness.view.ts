@@ -31,4 +31,17 @@ export class DrawView {
   drawnAt: string;
   /** in drawn order: ascending by hmac */
   items: DrawnStudentView[];
+  /**
+   * (v4) each registration window's draw of the lecture's pre-queue, by draw time: its students
+   * ordered by HMAC-SHA256(key = the window's seed, published at GET /terms/:term/windows once it
+   * opens, message = "<lecture id>:<sub>")
+   */
+  windows: WindowDrawView[];
+}
+
+export class WindowDrawView {
+  window: string;
+  /** ISO 8601 time of the draw */
+  drawnAt: string;
+  items: DrawnStudentView[];
 }

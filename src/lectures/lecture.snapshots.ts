@@ -16,7 +16,8 @@ export interface QueueOrderFloor {
 const FLOOR_COLUMNS = `greatest(
     coalesce((SELECT max(a.queue_seq) FROM admission a WHERE a.lecture_id = l.id), 0),
     coalesce((SELECT max(e.queue_seq) FROM enrollment e WHERE e.lecture_id = l.id), 0),
-    coalesce(l.draw_first_seq + l.pre_queued_count - 1, 0)) AS "floorSeq",
+    coalesce(l.draw_first_seq + l.pre_queued_count - 1, 0),
+    coalesce((SELECT max(w.first_seq + w.pre_queued_count - 1) FROM window_draw w WHERE w.lecture_id = l.id), 0)) AS "floorSeq",
   l.drawn_at AS "drawnAt", l.pre_queued_count AS "drawCount", l.draw_first_seq AS "drawFirst"`;
 
 function floorOf(row: Record<string, unknown>): QueueOrderFloor {

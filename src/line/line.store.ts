@@ -1,11 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import type { RedisClient } from '../redis/redis-client';
-import { WAITING_LECTURES_KEY, lectureKeys, studentLinesKey } from '../redis/keys';
+import {
+  WAITING_LECTURES_KEY,
+  WINDOW_DRAWS_KEY,
+  lectureKeys,
+  studentLinesKey,
+} from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
 import { ScriptError, isScriptError } from '../redis/script-commands';
 import type { QueueOrderFloor } from '../lectures/lecture.snapshots';
 import { watchConnectionEpochs } from './connection-epochs';
-import { AdmitResult, HoldRef, Place, PlaceState, QueueShape, shapeOf } from './line.types';
+import {
+  AdmitResult,
+  HoldRef,
+  Place,
+  PlaceState,
+  QueueShape,
+  WindowOpening,
+  shapeOf,
+} from './line.types';
 
 /**
  * A lecture's waiting line and its tickets in Redis, one typed method per script (lua/): they
@@ -17,6 +30,9 @@ import { AdmitResult, HoldRef, Place, PlaceState, QueueShape, shapeOf } from './
  * transaction is recorded), then released, given back, or — the enroll's instance died —
  * granted again.
  */
+/** A join's opening when it is a registration window's (src/registration): none. */
+const NO_WINDOW: WindowOpening = { window: null, due: [] };
+
 /** A registration morning and its day: long enough for every line a student is in. */
 const STUDENT_LINES_TTL_MS = 48 * 3600_000;
 
@@ -62,12 +78,15 @@ export class LineStore {
     join: boolean,
     member: string,
     askRoom = false,
+    opening: WindowOpening = NO_WINDOW,
   ): Promise<Omit<Place, 'observedRate'> | null> {
     const k = lectureKeys(lectureId);
+    const w = opening.window;
     const reply = await this.redis.join(
       k.queue, k.seq, k.ticket(studentId), k.inflight, k.enrolled, k.facts, k.tickets,
-      k.prequeue, k.drawn, k.draw,
+      k.prequeue, k.drawn, k.draw, k.wpre, k.wqueue, k.wdraws, k.wdrawn,
       studentId, join ? '1' : '0', member, askRoom ? '1' : '0',
+      w?.name ?? '', w?.opensAt ?? 0, w?.member ?? '', ...opening.due,
     ); // prettier-ignore
     if (isScriptError(reply)) {
       // The lecture's data went (the facts with it): what was seen of its draw is forgotten.
@@ -85,7 +104,8 @@ export class LineStore {
       created: created === 1,
       roomToAdmit: room === 1,
       seq: state === 'WAITING' ? seq : null,
-      drew: drew === 1,
+      drew: (drew & 1) === 1,
+      windowDrew: (drew & 2) === 2,
     };
   }
 
@@ -118,7 +138,7 @@ export class LineStore {
     const k = lectureKeys(lectureId);
     const reply = await this.redis.places(
       k.queue, k.inflight, k.enrolled, k.facts, k.admitLog, k.prequeue, k.draw, k.ticketPrefix,
-      studentIds.length, ...studentIds, ...members,
+      k.wpre, studentIds.length, ...studentIds, ...members,
     ); // prettier-ignore
     if (isScriptError(reply)) return null;
     const [waiting, seatsLeft, rate, ...each] = reply as [number, number, string, ...(string | number)[]]; // prettier-ignore
@@ -154,7 +174,8 @@ export class LineStore {
   ): Promise<{ left: boolean; gaveBack: boolean }> {
     const k = lectureKeys(lectureId);
     const [left, gaveBack] = await this.redis.leave(
-      k.queue, k.ticket(studentId), k.tickets, k.stats, k.gone, k.prequeue, studentId, member,
+      k.queue, k.ticket(studentId), k.tickets, k.stats, k.gone, k.prequeue, k.wpre, k.wqueue,
+      studentId, member,
     ); // prettier-ignore
     return { left: left === 1, gaveBack: gaveBack === 1 };
   }
@@ -205,13 +226,14 @@ export class LineStore {
     const k = lectureKeys(lectureId);
     await this.redis.srem(WAITING_LECTURES_KEY, lectureId);
     // The pre-queue too: its lecture must stay listed to be drawn at opensAt.
-    const [q, t, h, p] = await Promise.all([
+    const [q, t, h, p, w] = await Promise.all([
       this.redis.zcard(k.queue),
       this.redis.zcard(k.tickets),
       this.redis.zcard(k.inflight),
       this.redis.zcard(k.prequeue),
+      this.redis.zcard(k.wqueue),
     ]);
-    if (q + t + h + p > 0) await this.watch(lectureId);
+    if (q + t + h + p + w > 0) await this.watch(lectureId);
   }
 
   /** Figures for the admin's stats route. */
@@ -283,6 +305,62 @@ export class LineStore {
     if ((this.floorHeld.get(lectureId) ?? 0) < epoch) this.floorHeld.set(lectureId, epoch);
   }
 
+  // --- the registration windows' draws (includes/window-draw.lua), for their record
+
+  /** The lecture has students in a window's pre-queue: the draw sweep looks at it. */
+  async windowPreQueued(lectureId: number): Promise<void> {
+    await this.redis.sadd(WINDOW_DRAWS_KEY, lectureId);
+  }
+
+  /** Lectures with students in a window's pre-queue (a superset: the sweep takes out the rest). */
+  async windowDrawsPending(): Promise<number[]> {
+    return (await this.redis.smembers(WINDOW_DRAWS_KEY)).map(Number);
+  }
+
+  /**
+   * The draw sweep of a lecture (draw-windows-10): its own draw if due, then the windows opened
+   * by now (`due`, by opening) and those no longer in the term (not in `later` either). A lecture
+   * with nothing left pending leaves the sweep's set. null: the lecture's facts are not in Redis.
+   */
+  async drawWindows(
+    lectureId: number,
+    due: string[],
+    later: string[],
+  ): Promise<{ lectureDrew: boolean; windows: string[] } | null> {
+    const k = lectureKeys(lectureId);
+    const reply = await this.redis.drawWindows(
+      k.queue, k.seq, k.facts, k.prequeue, k.drawn, k.draw, k.wpre, k.wqueue, k.wdraws, k.wdrawn,
+      due.length, ...due, ...later,
+    ); // prettier-ignore
+    if (reply.length === 1) return null; // ScriptError.Missing
+    const [lectureDrew, pending, ...windows] = reply;
+    if (Number(pending) === 0) await this.redis.srem(WINDOW_DRAWS_KEY, lectureId); // and recorded
+    return { lectureDrew: Number(lectureDrew) === 1, windows: windows.map(String) };
+  }
+
+  /** A window's draw of the lecture as it ran, and its drawn members in order; null: not drawn. */
+  async windowDrawn(
+    lectureId: number,
+    name: string,
+  ): Promise<{ at: number; count: number; first: number; members: string[] } | null> {
+    const k = lectureKeys(lectureId);
+    const marker = await this.redis.hget(k.wdraws, name);
+    if (!marker) return null;
+    const [at, count, first] = marker.split(' ').map(Number);
+    const members = await this.redis.zrangebylex(k.wdrawn, `[${name}|`, `(${name}}`);
+    return { at, count, first, members };
+  }
+
+  /** The windows that drew the lecture, as Redis's markers have them. */
+  async windowsDrawn(lectureId: number): Promise<string[]> {
+    return this.redis.hkeys(lectureKeys(lectureId).wdraws);
+  }
+
+  /** A window's drawn members are recorded in PostgreSQL: Redis's copy of them goes. */
+  async dropWindowDrawn(lectureId: number, name: string): Promise<void> {
+    await this.redis.zremrangebylex(lectureKeys(lectureId).wdrawn, `[${name}|`, `(${name}}`);
+  }
+
   /** The drawn list is recorded in PostgreSQL: Redis's copy goes. */
   async dropDrawn(lectureId: number): Promise<void> {
     await this.redis.del(lectureKeys(lectureId).drawn);
@@ -305,7 +383,7 @@ export class LineStore {
     const k = lectureKeys(lectureId);
     const reply = await this.redis.admit(
       k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
-      k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions,
+      k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions, k.wpre, k.wqueue,
       mode, intervalMs,
     ); // prettier-ignore
     if (isScriptError(reply)) return null; // ScriptError.Missing
@@ -316,7 +394,7 @@ export class LineStore {
   }
 
   /**
-   * The draw alone, if due (admit-14 in 'draw' mode: also the closed window's clean-up, never a
+   * The draw alone, if due (admit-16 in 'draw' mode: also the closed window's clean-up, never a
    * grant). null: the lecture's facts are not in Redis (rebuild them first).
    */
   draw(lectureId: number): Promise<AdmitResult | null> {

@@ -12,7 +12,7 @@ import { Watch } from './watch';
 const TICK_MS = 1000;
 /** API.md v3: every open stream's status is read again at least every 5 s, whatever it shows. */
 const REREAD_MS = 4000;
-/** Students per batched re-read (places-8.lua): a bounded time in Redis per call. */
+/** Students per batched re-read (places-9.lua): a bounded time in Redis per call. */
 const REREAD_BATCH = 250;
 
 export interface FirstStatus {

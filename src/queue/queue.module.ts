@@ -5,6 +5,7 @@ import { HoldsModule } from '../holds/holds.module';
 import { LecturesModule } from '../lectures/lectures.module';
 import { LineModule } from '../line/line.module';
 import { NewsModule } from '../news/news.module';
+import { RegistrationModule } from '../registration/registration.module';
 import { AdmissionService } from './admission.service';
 import { ObservedRates } from './observed-rates';
 import { QueueController } from './queue.controller';
@@ -18,6 +19,7 @@ import { QueueService } from './queue.service';
     HoldsModule,
     LineModule,
     NewsModule,
+    RegistrationModule,
   ],
   controllers: [QueueController],
   providers: [QueueService, AdmissionService, ObservedRates],

@@ -14,7 +14,8 @@ import { AdmissionService } from './admission.service';
 import { AdmittedWhileJoining, JoinInProgress } from './admitted-while-joining';
 import { ObservedRates } from './observed-rates';
 import { LineStore } from '../line/line.store';
-import { Place, QueueShape } from '../line/line.types';
+import { Place, QueueShape, WindowOpening } from '../line/line.types';
+import { RegistrationService } from '../registration/registration.service';
 import { QueueStatusView, toQueueStatusView } from './queue-status.view';
 
 export class LectureStats {
@@ -48,6 +49,7 @@ export class QueueService {
     private readonly draws: DrawScheduler,
     private readonly fence: OrderFence,
     private readonly rates: ObservedRates,
+    private readonly registration: RegistrationService,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
@@ -66,19 +68,37 @@ export class QueueService {
     { planned = false } = {},
   ): Promise<{ created: boolean; status: QueueStatusView }> {
     const facts = await this.facts.getPrimary(lectureId);
+    // Who may register (API.md v4): HOLD and the student's window before the lecture's own
+    // refusals; where the student opens (the lecture's opensAt or their window's).
+    const opening = await this.registration.gate(facts, studentId);
     // Before the pre-queue's window the join script answers NOT_OPEN, unless the student is
     // pre-queued already (the window shortened since): that join answers their place.
     if (isClosed(facts)) throw closed();
     const join = this.admittedWhileJoining.start(lectureId, studentId);
     try {
-      let place = await this.placeOf(facts, studentId, true);
+      let place = await this.placeOf(facts, studentId, true, opening);
       if (place.state === 'FULL') throw new AppError('FULL', 'no seat is left');
       if (place.state === 'NOT_OPEN') throw notOpen();
+      if (place.created && place.state === 'PRE_QUEUED' && opening.window) {
+        await this.afterWindowPreQueue(facts, opening.window.opensAt);
+      }
       if (place.created) place = await this.afterJoin(facts, studentId, place, planned, join);
       return { created: place.created, status: this.view(lectureId, place, facts) };
     } finally {
       this.admittedWhileJoining.end(lectureId, studentId, join);
     }
+  }
+
+  /**
+   * A student entered a window's pre-queue: the draw sweep follows the lecture, and in event
+   * modes a timer draws it the moment the window opens. A failure here leaves the draw to the
+   * first join after the window's opening, which runs it.
+   */
+  private async afterWindowPreQueue(facts: LectureFacts, opensAt: number): Promise<void> {
+    await this.line.windowPreQueued(facts.id).catch((err: Error) => {
+      this.logger.warn(`lecture ${facts.id}: the window draw's listing failed (${err.message})`);
+    });
+    this.draws.drawWindowsAt(facts.id, opensAt);
   }
 
   /**
@@ -244,7 +264,12 @@ export class QueueService {
    * The place as Redis has it, after rebuilding the lecture's facts if Redis lost them, and
    * after recovering a lapsed enroll hold (the student is then ENROLLED or ADMITTED again).
    */
-  private async placeOf(facts: LectureFacts, studentId: string, join: boolean): Promise<Place> {
+  private async placeOf(
+    facts: LectureFacts,
+    studentId: string,
+    join: boolean,
+    opening?: WindowOpening,
+  ): Promise<Place> {
     const lectureId = facts.id;
     const member = await this.memberFor(facts, studentId);
     // A new join asks whether there is room only when it would admit at once on an event.
@@ -252,7 +277,7 @@ export class QueueService {
     const read = async () => {
       // A read may run the draw, which hands out queue numbers: the order's floor must hold.
       if (!this.line.orderHeld(lectureId)) await this.fence.hold(lectureId);
-      return this.line.place(lectureId, studentId, join, member, askRoom);
+      return this.line.place(lectureId, studentId, join, member, askRoom, opening);
     };
     let place = await read();
     if (!place) {
@@ -260,6 +285,7 @@ export class QueueService {
       place = await read();
     }
     if (place?.drew) void this.draws.drawn(lectureId); // recorded aside: not this join's wait
+    if (place?.windowDrew) void this.draws.windowsDrawn(lectureId);
     if (place?.state === 'LAPSED') {
       // Settled from PostgreSQL now where it can be; one that cannot yet (its transaction still
       // holds the student's lock, PostgreSQL's clock is behind Redis's, PostgreSQL is down) is

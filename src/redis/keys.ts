@@ -45,6 +45,16 @@ function keysOf(lectureId: number) {
     drawn: `${tag}:drawn`,
     /** hash: the draw marker (at, count, first queue sequence number); present once drawn */
     draw: `${tag}:draw`,
+    // registration windows' openings (API.md v4): a student whose opening for the lecture is a
+    // window's waits in that window's pre-queue, drawn at its opening (includes/window-draw.lua)
+    /** hash: student -> their member of a window's pre-queue */
+    wpre: `${tag}:wpre`,
+    /** sorted set, all scores 0: '<window>|<HMAC hex>:<student>' of every window's pre-queue */
+    wqueue: `${tag}:wqueue`,
+    /** hash: window -> its draw marker ('at count first'); present once that window drew */
+    wdraws: `${tag}:wdraws`,
+    /** sorted set, scores 0: the windows' drawn members, until PostgreSQL has recorded them */
+    wdrawn: `${tag}:wdrawn`,
 
     // admission tickets, from grant to consumption
     /** prefix of ticket keys: one string per admitted student, with the ticket's TTL */
@@ -78,6 +88,12 @@ export type LectureKeys = Readonly<ReturnType<typeof keysOf>>;
 export const WAITING_LECTURES_KEY = 'lectures:waiting';
 
 /**
+ * Set of lecture ids with students in a window's pre-queue: the draw sweep walks it at each
+ * window's opening. Written by line/line.store.ts only.
+ */
+export const WINDOW_DRAWS_KEY = 'lectures:window-draws';
+
+/**
  * Set of lecture ids whose admission stream may hold entries not yet copied to PostgreSQL;
  * the admission log's copier walks it. Written by fairness/admission-log.store.ts only.
  */
@@ -92,6 +108,21 @@ export function studentLinesKey(studentId: string, term: string): string {
   return `{student:${studentId}}:lines:${term}`;
 }
 
+/**
+ * Hash of a term's student records, for joins (API.md v4, windows): student -> record with its
+ * version, and '~' once the whole term is loaded. Written by registration/registration.store.ts
+ * only, from PostgreSQL's rows.
+ */
+export function termRecordsKey(term: string): string {
+  return `{reg:${term}}:records`;
+}
+
+/**
+ * Counter bumped after every committed change of holds or windows: instances poll it and reload
+ * their copies when it moves. Written by registration/registration.store.ts only.
+ */
+export const REGISTRATION_VERSION_KEY = 'registration:version';
+
 /** The consumer group that copies admission streams into PostgreSQL. */
 export const ADMISSION_LOG_GROUP = 'pg-copier';
 
@@ -99,6 +130,7 @@ type LectureKeyFamily = Exclude<keyof LectureKeys, 'ticket'>;
 const LINE = 'line/line.store.ts';
 const FACTS = 'lectures/lecture-facts.store.ts';
 const LOG = 'fairness/admission-log.store.ts';
+const REGISTRATION = 'registration/registration.store.ts';
 
 /**
  * The files (under src/) that name each key family, and so the only ones that can write it.
@@ -106,7 +138,13 @@ const LOG = 'fairness/admission-log.store.ts';
  * be, or the log and the tickets could disagree), consumed by the copier's group.
  */
 export const KEY_OWNERS: Record<
-  LectureKeyFamily | 'waitingLectures' | 'loggedLectures' | 'studentLines',
+  | LectureKeyFamily
+  | 'waitingLectures'
+  | 'windowDraws'
+  | 'loggedLectures'
+  | 'studentLines'
+  | 'termRecords'
+  | 'registrationVersion',
   string[]
 > = {
   facts: [FACTS],
@@ -117,6 +155,10 @@ export const KEY_OWNERS: Record<
   prequeue: [LINE],
   drawn: [LINE],
   draw: [LINE],
+  wpre: [LINE],
+  wqueue: [LINE],
+  wdraws: [LINE],
+  wdrawn: [LINE],
   ticketPrefix: [LINE],
   tickets: [LINE],
   inflight: [LINE],
@@ -125,8 +167,11 @@ export const KEY_OWNERS: Record<
   grants: [LINE],
   admissions: [LINE, LOG],
   waitingLectures: [LINE],
+  windowDraws: [LINE],
   loggedLectures: [LOG],
   studentLines: [LINE],
+  termRecords: [REGISTRATION],
+  registrationVersion: [REGISTRATION],
 };
 
 /** Families a file passes to its scripts only to read them: the line admits within the seats. */

@@ -19,11 +19,11 @@ export function isScriptError<T extends unknown[]>(
   return reply.length === 1;
 }
 
-/** join-10.lua: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened } */
+/** join-14.lua: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened } */
 export type JoinReply = [string, number, number, number, number, number, number, number, number];
-/** admit-14.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew } */
+/** admit-16.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew } */
 export type AdmitReply = [number, number, number, number, number, string[], number, number];
-/** places-8.lua: { waiting, seatsLeft, rate, ...state, detail, seq per student } */
+/** places-9.lua: { waiting, seatsLeft, rate, ...state, detail, seq per student } */
 export type PlacesReply = [number, number, string, ...(string | number)[]];
 /** positions-3.lua: { head, waiting, rate, ...gone runs as first, last pairs } */
 export type PositionsReply = [number, number, string, ...number[]];
@@ -36,18 +36,19 @@ type Key10 = [Key, Key, Key, Key, Key, Key, Key, Key, Key, Key];
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     join(
-      ...keysAndArgs: [...Key10, Arg, Arg, Arg, Arg]
+      ...keysAndArgs: [...Key10, Key, Key, Key, Key, ...Arg[]]
     ): Result<JoinReply | [ScriptError.Missing], Context>;
     observedRate(key: Key): Result<string, Context>;
     admit(
-      ...keysAndArgs: [...Key10, Key, Key, Key, Key, Arg, Arg]
+      ...keysAndArgs: [...Key10, Key, Key, Key, Key, Key, Key, Arg, Arg]
     ): Result<AdmitReply | [ScriptError.Missing], Context>;
     leave(
-      ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Arg, Arg]
+      ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
     ): Result<[number, number], Context>;
+    drawWindows(...keysAndArgs: [...Key10, ...Arg[]]): Result<(number | string)[], Context>;
     positions(...keysAndArgs: [Key, Key, Key]): Result<PositionsReply, Context>;
     places(
-      ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, ...Arg[]]
+      ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, Key, ...Arg[]]
     ): Result<PlacesReply | [ScriptError.Missing], Context>;
     consume(
       ...keysAndArgs: [Key, Key, Key, Key, Key, Arg, Arg]
@@ -59,5 +60,6 @@ declare module 'ioredis' {
     recordLecture(...keysAndArgs: [Key, Key, ...Arg[]]): Result<number, Context>;
     rebuildLecture(...keysAndArgs: [Key, Key, ...Arg[]]): Result<number, Context>;
     restoreOrder(...keysAndArgs: [Key, Key, Arg, Arg, Arg, Arg]): Result<number, Context>;
+    putRecords(key: Key, ...args: Arg[]): Result<number, Context>;
   }
 }

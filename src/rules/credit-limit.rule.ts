@@ -8,7 +8,8 @@ export const creditLimit = {
   looks: ({ studentId, maxCredits }) => ({
     held_credits: `(SELECT coalesce(sum(e.credits), 0)::int FROM enrollment e
              WHERE e.student_id = ${studentId} AND e.term = l.term)`,
-    max_credits: creditLimitSql(studentId, 'l.term', maxCredits),
+    // capped by the window in force, while it is (src/rules/window.rule.ts)
+    max_credits: `least(${creditLimitSql(studentId, 'l.term', maxCredits)}, (g.window_now->>'cap')::int)`,
   }),
   refuses: 'c.held_credits + l.package_credits > c.max_credits',
   conflictsWith: () => null,

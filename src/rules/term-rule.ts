@@ -29,10 +29,15 @@ export interface SeatScope {
   studentTermId: string;
   /** MAX_CREDITS, the limit where neither the student nor the term has one */
   maxCredits: number;
+  /** the student's `student_term` row (their record), the term's windows (a FROM item), and
+   *  the instant the statement judges at */
+  studentTerm: string;
+  windows: string;
+  at: string;
 }
 
 /**
- * One rule of a term, whole (API.md, Terms): its error code; what it reads of the student's
+ * One rule of a term, whole (API.md, Terms): its error code and status; what it reads of the student's
  * term in the seat statement and when that refuses them (SQL, so the rule is judged under the
  * student's row lock in the transaction that takes the seat); what the refused student is told;
  * the warning a plan gets for it; its line in the OpenAPI description. The seat statement, the
@@ -40,6 +45,8 @@ export interface SeatScope {
  */
 export interface TermRule<Code extends string = string> {
   code: Code;
+  /** its HTTP status (a term rule's 409 unless it says otherwise) */
+  status?: 403 | 409;
   /** what it refuses, for the OpenAPI description */
   describe: string;
   /** columns read once per student (name → SQL over `l`, the lecture, and the scope) */
@@ -48,6 +55,8 @@ export interface TermRule<Code extends string = string> {
   refuses: string;
   /** the held lectures in the way (answered as `conflictsWith`), or null for none */
   conflictsWith(row: Record<string, unknown>): number[] | null;
+  /** what else the error body carries (holds, opensAt) */
+  extra?(row: Record<string, unknown>): { holds?: { code: string; message: string }[]; opensAt?: string | null }; // prettier-ignore
   /** the refused student's message (before what happens to their ticket) */
   message(row: Record<string, unknown>): string;
   /** what a plan holding these lectures would run into */

@@ -28,3 +28,9 @@ export const ParseStudentIdPipe = patternPipe(
   SUB_PATTERN,
   'studentId must be 1 to 64 characters of A-Z, a-z, 0-9 and _.:@-',
 );
+
+/** A hold's `:code`: 1–32 characters of `[A-Z0-9_]` (API.md v4). */
+export const ParseHoldCodePipe = patternPipe(
+  /^[A-Z0-9_]{1,32}$/,
+  "code must be 1 to 32 characters of A-Z, 0-9 and '_'",
+);

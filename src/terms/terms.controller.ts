@@ -1,27 +1,11 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  Param,
-  Put,
-  Query,
-  UseGuards,
-} from '@nestjs/common';
+import { Body, Controller, Get, Param, Put, Query, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AuthUser, CurrentUser } from '../auth/current-user.decorator';
 import { Roles } from '../auth/roles.decorator';
 import { ApiErrors } from '../docs/api-errors.decorator';
 import { RateLimitGuard } from '../ratelimit/rate-limit.guard';
-import { ParseStudentIdPipe, ParseTermPipe } from './term-params';
-import {
-  CreditLimitDto,
-  StudentLimitView,
-  TermView,
-  TimetableQuery,
-  TimetableView,
-} from './terms.dto';
+import { ParseTermPipe } from './term-params';
+import { CreditLimitDto, TermView, TimetableQuery, TimetableView } from './terms.dto';
 import { TermsService } from './terms.service';
 
 @ApiTags('terms')
@@ -48,33 +32,6 @@ export class TermsController {
     @Body() dto: CreditLimitDto,
   ): Promise<TermView> {
     return this.terms.setTermLimit(term, dto.maxCredits);
-  }
-
-  @ApiErrors('FORBIDDEN', 'PAYLOAD_TOO_LARGE')
-  @ApiOperation({
-    summary: "Set one student's own credit limit in a term (an overload, or a reduced load)",
-    description: "Wins over the term's limit until deleted; a lowered limit drops nobody.",
-  })
-  @Put('terms/:term/students/:studentId')
-  @Roles('admin')
-  setStudent(
-    @Param('term', ParseTermPipe) term: string,
-    @Param('studentId', ParseStudentIdPipe) studentId: string,
-    @Body() dto: CreditLimitDto,
-  ): Promise<StudentLimitView> {
-    return this.terms.setStudentLimit(term, studentId, dto.maxCredits);
-  }
-
-  @ApiErrors('FORBIDDEN')
-  @ApiOperation({ summary: "Remove a student's own limit: the term's applies again" })
-  @Delete('terms/:term/students/:studentId')
-  @HttpCode(204)
-  @Roles('admin')
-  async clearStudent(
-    @Param('term', ParseTermPipe) term: string,
-    @Param('studentId', ParseStudentIdPipe) studentId: string,
-  ): Promise<void> {
-    await this.terms.clearStudentLimit(term, studentId);
   }
 
   @ApiErrors('FORBIDDEN', 'RATE_LIMITED')

@@ -18,12 +18,6 @@ export class TermView {
   maxCredits: number;
 }
 
-export class StudentLimitView {
-  term: string;
-  studentId: string;
-  maxCredits: number;
-}
-
 export class TimetableItem {
   lectureId: number;
   title: string;

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { creditLimitSql } from './credit-limit';
-import { StudentLimitView, TermView, TimetableView } from './terms.dto';
+import { TermView, TimetableView } from './terms.dto';
 
 /**
  * Credit limits and timetables. A limit set or lowered applies to enrolls from then on and
@@ -28,27 +28,6 @@ export class TermsService {
       [term, maxCredits],
     );
     return { term, maxCredits };
-  }
-
-  async setStudentLimit(
-    term: string,
-    studentId: string,
-    maxCredits: number,
-  ): Promise<StudentLimitView> {
-    await this.db.query(
-      `INSERT INTO student_term (student_id, term, max_credits) VALUES ($1, $2, $3)
-       ON CONFLICT (student_id, term) DO UPDATE SET max_credits = EXCLUDED.max_credits`,
-      [studentId, term, maxCredits],
-    );
-    return { term, studentId, maxCredits };
-  }
-
-  /** The row stays: it is also the lock every seat transaction of the student in the term takes. */
-  async clearStudentLimit(term: string, studentId: string): Promise<void> {
-    await this.db.query(
-      'UPDATE student_term SET max_credits = NULL WHERE student_id = $1 AND term = $2',
-      [studentId, term],
-    );
   }
 
   async timetable(studentId: string, term = this.config.defaultTerm): Promise<TimetableView> {

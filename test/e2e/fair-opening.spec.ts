@@ -107,6 +107,7 @@ describe('Fair opening (API.md): pre-queue, draw, admission log', () => {
       seedCommitment: lecture.fairness.seedCommitment,
       drawnAt: fairness.drawnAt,
       items: expected,
+      windows: [], // v4: no registration window drew it (the term has none)
     });
     expect(await ctx.redis.hget(lectureKeys(id).draw, 'count')).toBe('299');
     expect(

@@ -132,7 +132,15 @@ describe('Term rules at enroll (API.md v3, Terms, timetables and swap)', () => {
       .put(`/terms/${term}/students/cal`)
       .set(adminHeaders())
       .send({ maxCredits: 7 });
-    expect(own.body).toEqual({ term, studentId: 'cal', maxCredits: 7 });
+    // v4: the record, whole (a field left out is reset)
+    expect(own.body).toEqual({
+      term,
+      studentId: 'cal',
+      maxCredits: 7,
+      year: null,
+      majors: [],
+      groups: [],
+    });
     expect((await enroll(url, b, 'cal')).status).toBe(201);
     const tt = await request(url).get(`/me/timetable?term=${term}`).set(studentHeaders('cal'));
     expect(tt.body).toMatchObject({ term, maxCredits: 7, credits: 7 });

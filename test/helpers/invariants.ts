@@ -1,5 +1,5 @@
 /**
- * Invariants 1 and 6–8 (v4) as PostgreSQL holds them, over every lecture and student of the
+ * Invariants 1 and 6–9 (v4) as PostgreSQL holds them, over every lecture and student of the
  * database: each query lists what breaks one, so each must come back empty.
  */
 export const TIMETABLE_VIOLATIONS = {
@@ -32,4 +32,20 @@ export const TIMETABLE_VIOLATIONS = {
               WHERE p.primary_id IS NULL
                 AND (SELECT count(*) FROM enrollment s WHERE s.primary_id = p.lecture_id
                         AND s.student_id = p.student_id AND s.component = c.component) <> 1`,
+  // Invariant 9 (v4): no row of a student whose hold (one still placed) was placed before their
+  // enroll's transaction began; none outside every window of theirs (a window is judged when
+  // the seat statement runs, up to a seat transaction's 30 s after the transaction began).
+  registration: `SELECT e.student_id, e.lecture_id FROM enrollment e
+                  WHERE EXISTS (SELECT 1 FROM student_hold h WHERE h.student_id = e.student_id
+                                   AND h.placed_at < e.enrolled_at)
+                     OR (EXISTS (SELECT 1 FROM term_window w WHERE w.term = e.term)
+                         AND NOT EXISTS (
+                           SELECT 1 FROM term_window w
+                             JOIN student_term st ON st.student_id = e.student_id AND st.term = e.term
+                            WHERE w.term = e.term
+                              AND (w.match_years IS NULL OR st.year = ANY (w.match_years))
+                              AND (w.match_majors IS NULL OR st.majors && w.match_majors)
+                              AND (w.match_groups IS NULL OR st.groups && w.match_groups)
+                              AND w.opens_at <= e.enrolled_at + interval '30 seconds'
+                              AND (w.closes_at IS NULL OR w.closes_at > e.enrolled_at)))`,
 };

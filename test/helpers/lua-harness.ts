@@ -55,12 +55,15 @@ export class LuaHarness {
     join: boolean,
     member = '',
     askRoom = true,
+    window: { name: string; opensAt: number; member: string } | null = null,
+    due: string[] = [],
   ): Promise<JoinReply | [ScriptError]> {
     const k = lectureKeys(id);
     return this.redis.join(
       k.queue, k.seq, k.ticket(student), k.inflight, k.enrolled, k.facts, k.tickets,
-      k.prequeue, k.drawn, k.draw,
+      k.prequeue, k.drawn, k.draw, k.wpre, k.wqueue, k.wdraws, k.wdrawn,
       student, join ? '1' : '0', member, askRoom ? '1' : '0',
+      window?.name ?? '', window?.opensAt ?? 0, window?.member ?? '', ...due,
     ); // prettier-ignore
   }
 
@@ -75,7 +78,7 @@ export class LuaHarness {
     const k = lectureKeys(id);
     return this.redis.admit(
       k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
-      k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions,
+      k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions, k.wpre, k.wqueue,
       mode, intervalMs,
     ); // prettier-ignore
   }

@@ -5,10 +5,10 @@ import { LuaHarness } from '../helpers/lua-harness';
 const member = (digit: string, student: string) => `${digit.repeat(64)}:${student}`;
 
 /**
- * places-8 reads many students' places at once (live streams' batched re-read): each must be
- * exactly what join-10 answers that student when only reading.
+ * places-9 reads many students' places at once (live streams' batched re-read): each must be
+ * exactly what join-14 answers that student when only reading.
  */
-describe('places-8: many places in one call, each as join-10 reads it', () => {
+describe('places-9: many places in one call, each as join-14 reads it', () => {
   let h: LuaHarness;
   let id = 900;
   beforeAll(async () => (h = await LuaHarness.create()));
@@ -18,7 +18,7 @@ describe('places-8: many places in one call, each as join-10 reads it', () => {
   async function both(students: string[], members: string[]) {
     const k = lectureKeys(id);
     const batch = (await h.redis.places(
-      k.queue, k.inflight, k.enrolled, k.facts, k.admitLog, k.prequeue, k.draw, k.ticketPrefix,
+      k.queue, k.inflight, k.enrolled, k.facts, k.admitLog, k.prequeue, k.draw, k.ticketPrefix, k.wpre,
       students.length, ...students, ...members,
     )) as (string | number)[]; // prettier-ignore
     const one = await Promise.all(
@@ -27,7 +27,7 @@ describe('places-8: many places in one call, each as join-10 reads it', () => {
     return { batch, one };
   }
 
-  it('agrees with join-10 for the waiting, admitted, in-flight, enrolled and not queued', async () => {
+  it('agrees with join-14 for the waiting, admitted, in-flight, enrolled and not queued', async () => {
     await h.setFacts(id, { capacity: 10, seatsLeft: 10, batchSize: 2, maxActiveTickets: 2 });
     await h.joinAll(id, ['a', 'b', 'c', 'd']);
     await h.admit(id, 'tick'); // a and b admitted
@@ -61,17 +61,17 @@ describe('places-8: many places in one call, each as join-10 reads it', () => {
     await h.setFacts(id, { opensAt: Date.now() - 1, preQueueMinutes: 10 }, 2);
     const k = lectureKeys(id);
     const again = (await h.redis.places(
-      k.queue, k.inflight, k.enrolled, k.facts, k.admitLog, k.prequeue, k.draw, k.ticketPrefix,
+      k.queue, k.inflight, k.enrolled, k.facts, k.admitLog, k.prequeue, k.draw, k.ticketPrefix, k.wpre,
       1, 'p', member('a', 'p'),
     )) as (string | number)[]; // prettier-ignore
     expect(again.slice(3)).toEqual(['PRE_QUEUED', 0, 0]);
     expect(await h.redis.exists(k.draw)).toBe(0);
   });
 
-  it('answers the missing facts as join-10 does', async () => {
+  it('answers the missing facts as join-14 does', async () => {
     const k = lectureKeys(id);
     expect(
-      await h.redis.places(k.queue, k.inflight, k.enrolled, k.facts, k.admitLog, k.prequeue, k.draw, k.ticketPrefix, 0), // prettier-ignore
+      await h.redis.places(k.queue, k.inflight, k.enrolled, k.facts, k.admitLog, k.prequeue, k.draw, k.ticketPrefix, k.wpre, 0), // prettier-ignore
     ).toEqual([-1]);
   });
 });

@@ -2,7 +2,7 @@ import { lectureKeys } from '../../src/redis/keys';
 import { LineStore } from '../../src/line/line.store';
 import { LuaHarness } from '../helpers/lua-harness';
 
-describe('leave-6, consume-5, give-back-4, regrant-3, lapsed-1, end-holds-1', () => {
+describe('leave-8, consume-5, give-back-4, regrant-3, lapsed-1, end-holds-1', () => {
   let h: LuaHarness;
   let id = 200;
   let k: ReturnType<typeof lectureKeys>;
@@ -20,7 +20,18 @@ describe('leave-6, consume-5, give-back-4, regrant-3, lapsed-1, end-holds-1', ()
       deadline ?? Number(await h.redis.zscore(k.inflight, s)),
     ); // prettier-ignore
   const leave = (s: string) =>
-    h.redis.leave(k.queue, k.ticket(s), k.tickets, k.stats, k.gone, k.prequeue, s, '');
+    h.redis.leave(
+      k.queue,
+      k.ticket(s),
+      k.tickets,
+      k.stats,
+      k.gone,
+      k.prequeue,
+      k.wpre,
+      k.wqueue,
+      s,
+      '',
+    );
 
   beforeAll(async () => (h = await LuaHarness.create()));
   afterAll(() => h.close());

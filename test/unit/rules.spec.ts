@@ -18,7 +18,16 @@ describe('The term rules (src/rules/)', () => {
 
   it('read columns of their own names in the seat statement', () => {
     expect(new Set(RULE_COLUMNS).size).toBe(RULE_COLUMNS.length);
-    expect(RULE_COLUMNS).toEqual(['same_course', 'clashes', 'held_credits', 'max_credits']);
+    expect(RULE_COLUMNS).toEqual([
+      'holds', // the gates': who may register at all
+      'window_now',
+      'window_next',
+      'window_mine',
+      'same_course', // the term's rules
+      'clashes',
+      'held_credits',
+      'max_credits',
+    ]);
   });
 
   it('tell the student why, naming the lectures in the way where the rule has some', () => {

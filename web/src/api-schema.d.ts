@@ -163,27 +163,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/terms/{term}/students/{studentId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Set one student's own credit limit in a term (an overload, or a reduced load)
-         * @description Wins over the term's limit until deleted; a lowered limit drops nobody.
-         */
-        put: operations["TermsController_setStudent"];
-        post?: never;
-        /** Remove a student's own limit: the term's applies again */
-        delete: operations["TermsController_clearStudent"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/me/timetable": {
         parameters: {
             query?: never;
@@ -193,6 +172,133 @@ export interface paths {
         };
         /** My timetable in a term (DEFAULT_TERM without ?term) */
         get: operations["TermsController_timetable"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/terms/{term}/students": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Import students' records of a term (JSON or CSV)
+         * @description Many students' records at once, JSON or CSV (`Content-Type: text/csv`), up to 200,000 and
+         *     BULK_BODY_LIMIT_MB. Each named record is replaced; all or nothing: any invalid record and the
+         *     answer is 400 with every one listed in `errors`, and nothing changes. `?dryRun=true` answers
+         *     the same and changes nothing.
+         */
+        put: operations["RegistrationController_importRecords"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/terms/{term}/students/{studentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A student's record in a term (the defaults for a student without one) */
+        get: operations["RegistrationController_record"];
+        /**
+         * Replace a student's record in a term: credit limit, year, majors, groups
+         * @description A field left out is reset. maxCredits wins over the term's limit (an overload, or a reduced load); year, majors and groups are what windows match. Joins follow it within 1 s; an enroll is judged by it in its seat transaction. Nobody is dropped from a queue or a seat.
+         */
+        put: operations["RegistrationController_putRecord"];
+        post?: never;
+        /** Remove a student's record in a term: the defaults apply again */
+        delete: operations["RegistrationController_removeRecord"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/terms/{term}/windows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A term's registration windows, in the order they are judged
+         * @description Each window's seed is published once it opens (null before); its seedCommitment from the start.
+         */
+        get: operations["RegistrationController_getWindows"];
+        /**
+         * Replace a term's registration windows
+         * @description With windows, a student may join and enroll in the term while a window that matches them is open; the first listed such window is in force and its maxCredits caps their limit. A window keeps its seed while its name stays. Joins follow within 1 s; enrolls are judged in their seat transaction.
+         */
+        put: operations["RegistrationController_putWindows"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/students/{studentId}/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A student's holds */
+        get: operations["RegistrationController_listHolds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/students/{studentId}/holds/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Place a hold on a student (every term)
+         * @description Their joins and enrolls answer HOLD until it is lifted; leaving and cancelling still work. An enroll in flight commits before the hold is placed, or is refused.
+         */
+        put: operations["RegistrationController_placeHold"];
+        post?: never;
+        /** Lift a hold (204 also when there was none) */
+        delete: operations["RegistrationController_liftHold"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/terms/{term}/registration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My registration status in a term: window, next opening, holds, credits
+         * @description `now` is the service's clock: count down to nextOpensAt from it, not from the device's. `reason` is the code a join would answer now (null: you may register).
+         */
+        get: operations["RegistrationController_status"];
         put?: never;
         post?: never;
         delete?: never;
@@ -454,7 +560,7 @@ export interface components {
              * @example FULL
              * @enum {string}
              */
-            code: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_FAILED" | "LECTURE_NOT_FOUND" | "NOT_OPEN" | "CLOSED" | "FULL" | "NO_TICKET" | "NOT_ENROLLED" | "CAPACITY_BELOW_ENROLLED" | "HAS_ENROLLMENTS" | "SECONDARY_SECTION" | "COMPONENT_REQUIRED" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "UNAVAILABLE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "INTERNAL" | "SAME_COURSE" | "TIME_CONFLICT" | "CREDIT_LIMIT";
+            code: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_FAILED" | "LECTURE_NOT_FOUND" | "NOT_OPEN" | "CLOSED" | "FULL" | "NO_TICKET" | "NOT_ENROLLED" | "CAPACITY_BELOW_ENROLLED" | "HAS_ENROLLMENTS" | "SECONDARY_SECTION" | "COMPONENT_REQUIRED" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "UNAVAILABLE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "INTERNAL" | "HOLD" | "WINDOW_NOT_OPEN" | "WINDOW_CLOSED" | "SAME_COURSE" | "TIME_CONFLICT" | "CREDIT_LIMIT";
             /** @example no seat is left */
             message: string;
             /** @description TIME_CONFLICT and SAME_COURSE: the lectures you hold that are in the way */
@@ -598,6 +704,12 @@ export interface components {
             /** @description lowercase hex HMAC-SHA256(key = seed bytes, message = studentId as UTF-8) */
             hmac: string;
         };
+        WindowDrawView: {
+            window: string;
+            /** @description ISO 8601 time of the draw */
+            drawnAt: string;
+            items: components["schemas"]["DrawnStudentView"][];
+        };
         DrawView: {
             /** @description lowercase hex of the 32-byte seed */
             seed: string;
@@ -607,6 +719,12 @@ export interface components {
             drawnAt: string;
             /** @description in drawn order: ascending by hmac */
             items: components["schemas"]["DrawnStudentView"][];
+            /**
+             * @description (v4) each registration window's draw of the lecture's pre-queue, by draw time: its students
+             *     ordered by HMAC-SHA256(key = the window's seed, published at GET /terms/:term/windows once it
+             *     opens, message = "<lecture id>:<sub>")
+             */
+            windows: components["schemas"]["WindowDrawView"][];
         };
         AdmissionView: {
             studentId: string;
@@ -662,11 +780,6 @@ export interface components {
             /** @description Credits a student may hold in the term (0–60). */
             maxCredits: number;
         };
-        StudentLimitView: {
-            term: string;
-            studentId: string;
-            maxCredits: number;
-        };
         TimetableItem: {
             lectureId: number;
             title: string;
@@ -687,6 +800,130 @@ export interface components {
             /** @description credits you hold in the term */
             credits: number;
             items: components["schemas"]["TimetableItem"][];
+        };
+        ImportedRecordView: {
+            studentId: string;
+            year?: number;
+            majors?: string[];
+            groups?: string[];
+            maxCredits?: number;
+        };
+        RecordsImportBody: {
+            /** @description up to 200,000 records */
+            students: components["schemas"]["ImportedRecordView"][];
+        };
+        RecordsImportView: {
+            created: number;
+            updated: number;
+            unchanged: number;
+        };
+        StudentRecordView: {
+            term: string;
+            studentId: string;
+            /** @description null: the term's limit applies */
+            maxCredits: number | null;
+            year: number | null;
+            majors: string[];
+            groups: string[];
+        };
+        StudentRecordDto: {
+            /** @description the student's own credit limit in the term (0–60): an approved overload or a reduced load */
+            maxCredits?: number;
+            /** @description class year, 1–10 */
+            year?: number;
+            /** @description 0–10 major codes */
+            majors?: string;
+            /** @description 0–10 group codes (honors, athletes, disability services, …) */
+            groups?: string;
+        };
+        WindowMatchView: {
+            years?: number[];
+            majors?: string[];
+            groups?: string[];
+        };
+        WindowView: {
+            name: string;
+            /** @description ISO 8601 */
+            opensAt: string;
+            closesAt: string | null;
+            match: components["schemas"]["WindowMatchView"];
+            maxCredits: number | null;
+            /** @description lowercase hex SHA-256 of the window's secret seed, published from the start */
+            seedCommitment: string;
+            /** @description the seed (lowercase hex), published once the window opens; null before */
+            seed: string | null;
+        };
+        WindowsView: {
+            term: string;
+            windows: components["schemas"]["WindowView"][];
+        };
+        WindowMatchDto: {
+            years?: number[];
+            majors?: string;
+            groups?: string;
+        };
+        WindowDto: {
+            /** @description 1–32 characters of `[A-Za-z0-9_.-]`, unique among the term's windows */
+            name: string;
+            /**
+             * Format: date-time
+             * @description after opensAt; null or left out: never closes
+             */
+            closesAt?: string | null;
+            /** @description `{}` or left out: everyone */
+            match?: components["schemas"]["WindowMatchDto"];
+            /** @description caps the credit limit of the students it is in force for, while it is (0–60) */
+            maxCredits?: number | null;
+            /** Format: date-time */
+            opensAt: string;
+        };
+        WindowsDto: {
+            /** @description 0–50 windows, in the order they are judged: the first open one that matches is in force */
+            windows: components["schemas"]["WindowDto"][];
+        };
+        HoldView: {
+            studentId: string;
+            code: string;
+            message: string;
+            /** @description ISO 8601 */
+            placedAt: string;
+        };
+        HoldsView: {
+            items: components["schemas"]["HoldView"][];
+        };
+        HoldDto: {
+            /** @description what the student is told, 1–200 characters */
+            message: string;
+        };
+        RegistrationWindowView: {
+            name: string;
+            opensAt: string;
+            closesAt: string | null;
+            maxCredits: number | null;
+        };
+        HoldBrief: {
+            code: string;
+            message: string;
+        };
+        RegistrationView: {
+            term: string;
+            /** @description the service's clock (ISO 8601): count down from it, not from the device's */
+            now: string;
+            canRegister: boolean;
+            /**
+             * @description null, or the code a join would answer now: HOLD, WINDOW_NOT_OPEN, WINDOW_CLOSED
+             * @enum {string|null}
+             */
+            reason: "HOLD" | "WINDOW_NOT_OPEN" | "WINDOW_CLOSED" | null;
+            /** @description the window in force now (null: none is, or the term has no windows) */
+            window: components["schemas"]["RegistrationWindowView"] | null;
+            /** @description the next opening of a window that matches the student and is not open yet */
+            nextOpensAt: string | null;
+            holds: components["schemas"]["HoldBrief"][];
+            /** @description the credit limit in force (capped by the window in force) */
+            maxCredits: number;
+            /** @description credits held in the term */
+            credits: number;
         };
         CatalogSectionView: {
             ref: string;
@@ -1751,19 +1988,93 @@ export interface operations {
             };
         };
     };
-    TermsController_setStudent: {
+    TermsController_timetable: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Defaults to DEFAULT_TERM. */
+                term?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimetableView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    RegistrationController_importRecords: {
+        parameters: {
+            query?: {
+                /** @description `true`: answer the same report and change nothing. */
+                dryRun?: "true" | "false";
+            };
             header?: never;
             path: {
                 term: string;
-                studentId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreditLimitDto"];
+                "application/json": components["schemas"]["RecordsImportBody"];
+                "text/csv": components["schemas"]["RecordsImportBody"];
             };
         };
         responses: {
@@ -1772,7 +2083,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StudentLimitView"];
+                    "application/json": components["schemas"]["RecordsImportView"];
                 };
             };
             /** @description code: VALIDATION_FAILED */
@@ -1824,7 +2135,140 @@ export interface operations {
             };
         };
     };
-    TermsController_clearStudent: {
+    RegistrationController_record: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                term: string;
+                studentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudentRecordView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    RegistrationController_putRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                term: string;
+                studentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["StudentRecordDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudentRecordView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    RegistrationController_removeRecord: {
         parameters: {
             query?: never;
             header?: never;
@@ -1882,14 +2326,13 @@ export interface operations {
             };
         };
     };
-    TermsController_timetable: {
+    RegistrationController_getWindows: {
         parameters: {
-            query?: {
-                /** @description Defaults to DEFAULT_TERM. */
-                term?: string;
-            };
+            query?: never;
             header?: never;
-            path?: never;
+            path: {
+                term: string;
+            };
             cookie?: never;
         };
         requestBody?: never;
@@ -1899,7 +2342,319 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TimetableView"];
+                    "application/json": components["schemas"]["WindowsView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    RegistrationController_putWindows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                term: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WindowsDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WindowsView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    RegistrationController_listHolds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                studentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HoldsView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    RegistrationController_placeHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                studentId: string;
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HoldDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HoldView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    RegistrationController_liftHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                studentId: string;
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    RegistrationController_status: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                term: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrationView"];
                 };
             };
             /** @description code: VALIDATION_FAILED */
