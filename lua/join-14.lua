@@ -112,9 +112,10 @@ if opened == 1 and #ARGV >= 8 and rcall('EXISTS', KEYS[12]) == 1 then
 end
 -- In a window's pre-queue: until that window draws.
 if rcall('HEXISTS', KEYS[11], student) == 1 then return answer('PRE_QUEUED', 0, 0) end
-if ARGV[5] ~= '' and now < tonumber(ARGV[6]) then
+if ARGV[5] ~= '' and now < tonumber(ARGV[6]) and rcall('HEXISTS', KEYS[13], ARGV[5]) == 0 then
   -- The student's opening is a window's, still to come: its pre-queue (the caller judged the
   -- pre-queue's time by the window), drawn at the window's opening behind everyone waiting.
+  -- (Not once that window has drawn: by a clock ahead of Redis's it opened already.)
   if ARGV[2] ~= '1' then return answer('NOT_QUEUED', 0, 0) end
   if seats <= 0 then return answer('FULL', 0, 0) end
   rcall('HSET', KEYS[11], student, ARGV[7])

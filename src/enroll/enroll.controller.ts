@@ -13,7 +13,7 @@ import {
 import { IsInt, Max, Min } from 'class-validator';
 import { IsLectureIds, IsOmittable } from '../common/validators';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { RULES, RULE_CODES } from '../rules';
+import { GATES, GATE_CODES, RULES, RULE_CODES } from '../rules';
 import { ApiErrors } from '../docs/api-errors.decorator';
 import type { FastifyReply } from 'fastify';
 import { AuthUser, CurrentUser } from '../auth/current-user.decorator';
@@ -57,6 +57,7 @@ export class EnrollController {
     'NOT_OPEN',
     'FULL',
     'CLOSED',
+    ...GATE_CODES,
     ...RULE_CODES,
     'NOT_ENROLLED',
     'RATE_LIMITED',
@@ -69,9 +70,10 @@ export class EnrollController {
       'all seats taken in one transaction, the rules judged on the whole package; a chosen ' +
       'section without a seat is FULL with its lectureId, the ticket kept while another of its ' +
       'component has one. A secondary section itself answers SECONDARY_SECTION. ' +
-      'After the ticket and window checks, and only while a seat is free (FULL first), the ' +
+      `After the ticket and the lecture's window, who may register at all is judged in the seat transaction: ${GATES.map((r) => r.describe).join(', ')}. ` + // prettier-ignore
+      'Then, only while a seat is free (FULL first), the ' +
       `term's rules refuse in this order: ${RULES.map((r) => r.describe).join(', ')}; those that ` +
-      'name held lectures in the way add conflictsWith. On those refusals the ticket is kept with its remaining lifetime. With swapFrom, the seat ' +
+      'name held lectures in the way add conflictsWith. On those refusals, as on HOLD and the window codes, the ticket is kept with its remaining lifetime. With swapFrom, the seat ' +
       'there is given up in the same transaction: both or neither, and its seat goes to the next ' +
       'student of its queue. NOT_ENROLLED: no seat in swapFrom; VALIDATION_FAILED: swapFrom is this ' +
       'lecture or in another term.',
@@ -116,6 +118,7 @@ export class EnrollController {
     'NOT_ENROLLED',
     'FULL',
     'CLOSED',
+    ...GATE_CODES,
     ...RULE_CODES,
     'RATE_LIMITED',
   )

@@ -1,6 +1,7 @@
 import { UseGuards, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../docs/api-errors.decorator';
+import { GATE_CODES } from '../rules';
 import type { FastifyReply } from 'fastify';
 import { AuthUser, CurrentUser } from '../auth/current-user.decorator';
 import { Roles } from '../auth/roles.decorator';
@@ -19,12 +20,21 @@ export class QueueController {
     'FORBIDDEN',
     'LECTURE_NOT_FOUND',
     'SECONDARY_SECTION',
+    ...GATE_CODES,
     'NOT_OPEN',
     'CLOSED',
     'FULL',
     'RATE_LIMITED',
   )
-  @ApiOperation({ summary: 'Join the queue (or, before opening, the pre-queue)' })
+  @ApiOperation({
+    summary: 'Join the queue (or, before opening, the pre-queue)',
+    description:
+      'Refused in this order: LECTURE_NOT_FOUND, SECONDARY_SECTION, HOLD (a hold blocks registration; ' +
+      'the body adds holds), the window (WINDOW_CLOSED, or WINDOW_NOT_OPEN with opensAt unless the join ' +
+      "falls within preQueueMinutes before the student's opening: it pre-queues for their window's draw), " +
+      "then the lecture's own (CLOSED, NOT_OPEN, FULL). A student's opening is the later of the lecture's " +
+      'opensAt and the earliest opening of a window of theirs that has not closed.',
+  })
   @ApiResponse({
     status: 201,
     type: QueueStatusView,

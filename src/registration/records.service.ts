@@ -1,10 +1,14 @@
 import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ImportedRecord, RecordsInput, checkedRecords } from './records-import';
 import type { RecordsImportView, StudentRecordDto, StudentRecordView } from './registration.dto';
 import { RegistrationStore, VersionedRecord } from './registration.store';
 import { NO_RECORD, StudentRecord } from './registration.types';
+
+/** How long a record read for a join serves the student's other joins (Join all's). */
+const RECENT_MS = 200;
 
 /** Advisory lock namespace of records imports ('recd'); the term's hash is the other half. */
 const RECORDS_LOCK = 0x72656364;
@@ -42,6 +46,8 @@ export function versioned(r: Record<string, unknown>): VersionedRecord {
 export class RecordsService {
   /** Per term, the rebuild of Redis's copy in flight on this instance. */
   private readonly rebuilds = new Map<string, Promise<void>>();
+  /** Records read for joins in the last RECENT_MS (a change applies to joins within 1 s). */
+  private readonly recent = new LRUCache<string, Promise<StudentRecord>>({ max: 10_000, ttl: RECENT_MS }); // prettier-ignore
   /** Terms whose copy this instance could not write nor mark incomplete: rebuilt before use. */
   private readonly stale = new Set<string>();
 
@@ -156,6 +162,18 @@ export class RecordsService {
    * PostgreSQL first when Redis does not hold them whole (once per term, however many ask).
    */
   async forJoin(term: string, studentId: string): Promise<StudentRecord> {
+    // Join all asks once per planned lecture at once: one read serves them all.
+    const key = `${term}\n${studentId}`;
+    let read = this.recent.get(key);
+    if (!read) {
+      read = this.readForJoin(term, studentId);
+      read.catch(() => this.recent.delete(key));
+      this.recent.set(key, read);
+    }
+    return read;
+  }
+
+  private async readForJoin(term: string, studentId: string): Promise<StudentRecord> {
     if (this.stale.has(term)) {
       await this.rebuild(term);
       this.stale.delete(term);

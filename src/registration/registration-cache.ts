@@ -58,11 +58,13 @@ export class RegistrationCache implements OnApplicationBootstrap, OnApplicationS
     return this.windows.get(term) ?? [];
   }
 
-  /** Reads both again now (after this instance's own change: its next request sees it). */
+  /**
+   * Reads both again now (after this instance's own change: its next request sees it). A read
+   * that fails keeps the copy there is in use; the next poll tries again.
+   */
   async reload(): Promise<void> {
-    const run = this.read();
-    this.loaded = run;
-    await run;
+    await this.read();
+    this.loaded = Promise.resolve();
   }
 
   /** The copies, read once (again after a failed read). */

@@ -115,7 +115,7 @@ export interface paths {
         put?: never;
         /**
          * Join the queue (or, before opening, the pre-queue)
-         * @description 201 on first join; 200 with the unchanged place when already waiting, admitted or enrolled.
+         * @description Refused in this order: LECTURE_NOT_FOUND, SECONDARY_SECTION, HOLD (a hold blocks registration; the body adds holds), the window (WINDOW_CLOSED, or WINDOW_NOT_OPEN with opensAt unless the join falls within preQueueMinutes before the student's opening: it pre-queues for their window's draw), then the lecture's own (CLOSED, NOT_OPEN, FULL). A student's opening is the later of the lecture's opensAt and the earliest opening of a window of theirs that has not closed.
          */
         post: operations["QueueController_join"];
         /** Leave the queue or hand back a ticket */
@@ -408,7 +408,7 @@ export interface paths {
         put?: never;
         /**
          * Enroll with an admission ticket (or swap a held lecture for this one)
-         * @description A lecture that secondary sections name is taken as a package: sections names one of each component (else COMPONENT_REQUIRED with the choices, before the ticket is touched), all seats taken in one transaction, the rules judged on the whole package; a chosen section without a seat is FULL with its lectureId, the ticket kept while another of its component has one. A secondary section itself answers SECONDARY_SECTION. After the ticket and window checks, and only while a seat is free (FULL first), the term's rules refuse in this order: SAME_COURSE (another section of the course held), TIME_CONFLICT (a meeting overlaps a held one: on one day, [start, end) and the dates intersect), CREDIT_LIMIT (the lecture's credits would take the student over their limit); those that name held lectures in the way add conflictsWith. On those refusals the ticket is kept with its remaining lifetime. With swapFrom, the seat there is given up in the same transaction: both or neither, and its seat goes to the next student of its queue. NOT_ENROLLED: no seat in swapFrom; VALIDATION_FAILED: swapFrom is this lecture or in another term.
+         * @description A lecture that secondary sections name is taken as a package: sections names one of each component (else COMPONENT_REQUIRED with the choices, before the ticket is touched), all seats taken in one transaction, the rules judged on the whole package; a chosen section without a seat is FULL with its lectureId, the ticket kept while another of its component has one. A secondary section itself answers SECONDARY_SECTION. After the ticket and the lecture's window, who may register at all is judged in the seat transaction: HOLD (the student has a hold; the body adds holds), WINDOW_NOT_OPEN (the student's registration window has not opened; the body adds opensAt), WINDOW_CLOSED (the student's registration windows have closed). Then, only while a seat is free (FULL first), the term's rules refuse in this order: SAME_COURSE (another section of the course held), TIME_CONFLICT (a meeting overlaps a held one: on one day, [start, end) and the dates intersect), CREDIT_LIMIT (the lecture's credits would take the student over their limit); those that name held lectures in the way add conflictsWith. On those refusals, as on HOLD and the window codes, the ticket is kept with its remaining lifetime. With swapFrom, the seat there is given up in the same transaction: both or neither, and its seat goes to the next student of its queue. NOT_ENROLLED: no seat in swapFrom; VALIDATION_FAILED: swapFrom is this lecture or in another term.
          */
         post: operations["EnrollController_enroll"];
         /**
@@ -1661,7 +1661,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDoc"];
                 };
             };
-            /** @description code: FORBIDDEN */
+            /** @description code: FORBIDDEN | HOLD */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1679,7 +1679,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDoc"];
                 };
             };
-            /** @description code: SECONDARY_SECTION | NOT_OPEN | CLOSED | FULL */
+            /** @description code: SECONDARY_SECTION | WINDOW_NOT_OPEN | WINDOW_CLOSED | NOT_OPEN | CLOSED | FULL */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3205,7 +3205,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDoc"];
                 };
             };
-            /** @description code: FORBIDDEN | NO_TICKET */
+            /** @description code: FORBIDDEN | NO_TICKET | HOLD */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3223,7 +3223,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDoc"];
                 };
             };
-            /** @description code: SECONDARY_SECTION | COMPONENT_REQUIRED | NOT_OPEN | FULL | CLOSED | SAME_COURSE | TIME_CONFLICT | CREDIT_LIMIT */
+            /** @description code: SECONDARY_SECTION | COMPONENT_REQUIRED | NOT_OPEN | FULL | CLOSED | WINDOW_NOT_OPEN | WINDOW_CLOSED | SAME_COURSE | TIME_CONFLICT | CREDIT_LIMIT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3383,7 +3383,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDoc"];
                 };
             };
-            /** @description code: FORBIDDEN */
+            /** @description code: FORBIDDEN | HOLD */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3401,7 +3401,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDoc"];
                 };
             };
-            /** @description code: SECONDARY_SECTION | COMPONENT_REQUIRED | FULL | CLOSED | SAME_COURSE | TIME_CONFLICT | CREDIT_LIMIT */
+            /** @description code: SECONDARY_SECTION | COMPONENT_REQUIRED | FULL | CLOSED | WINDOW_NOT_OPEN | WINDOW_CLOSED | SAME_COURSE | TIME_CONFLICT | CREDIT_LIMIT */
             409: {
                 headers: {
                     [name: string]: unknown;
