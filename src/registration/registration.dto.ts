@@ -10,15 +10,23 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ApiProperty } from '@nestjs/swagger';
-import { IsCode, IsIsoDateTime, IsNullable, IsOmittable, IsText } from '../common/validators';
+import {
+  CODE_PATTERN,
+  IsCode,
+  IsIsoDateTime,
+  IsNullable,
+  IsOmittable,
+  IsText,
+} from '../common/validators';
 
 /** 0–10 codes of 1–32 characters of `[A-Za-z0-9_.-]`, distinct. */
 const IsCodes = () => (target: object, property: string) => {
-  ApiProperty({ type: String, isArray: true, maxItems: 10 })(target, property);
   IsArray()(target, property);
   ArrayMaxSize(10)(target, property);
   ArrayUnique()(target, property);
   IsCode({ each: true })(target, property);
+  // Last: IsCode documents one code; the property is a list of them.
+  ApiProperty({ type: String, isArray: true, maxItems: 10, pattern: CODE_PATTERN, uniqueItems: true })(target, property); // prettier-ignore
 };
 
 /** A student's record in a term (API.md v4); a field left out is reset. */

@@ -3,8 +3,12 @@ import { $, h } from './dom.js';
 import { clearError, showError } from './error-banner.js';
 import { when } from './format.js';
 import { clearFieldErrors, fillForm, readForm, showFieldError } from './lecture-form.js';
-import { wireCatalogImport } from './catalog-import.js';
+import { CATALOG_IMPORT } from './catalog-import.js';
+import { wireCsvImport } from './csv-import.js';
 import { wireCreditLimits } from './credit-limits.js';
+import { wireHoldsEditor } from './holds-editor.js';
+import { RECORDS_IMPORT } from './records-import.js';
+import { wireWindowsEditor } from './windows-editor.js';
 import { rosterPanel } from './roster.js';
 import { LiveStats } from './live-stats.js';
 import { claims, forgetToken, readFragment, saveToken, useTokenKey } from './session.js';
@@ -37,11 +41,16 @@ function start(): void {
   });
   $('#new-lecture').addEventListener('click', () => edit(null));
   wireCreditLimits($('#limits-form') as HTMLFormElement, () => token);
-  wireCatalogImport(
+  wireCsvImport(
     $('#catalog-form') as HTMLFormElement,
+    CATALOG_IMPORT,
     () => token,
     () => void refresh(),
   );
+  // Who may register when (v4): windows, students' records, holds.
+  wireWindowsEditor($('[data-testid="windows-editor"]'), () => token);
+  wireCsvImport($('#records-form') as HTMLFormElement, RECORDS_IMPORT, () => token);
+  wireHoldsEditor($('[data-testid="holds-editor"]'), () => token);
   if (saved) void signIn(saved, lectureId);
   else $('#sign-in').hidden = false;
 }

@@ -832,9 +832,9 @@ export interface components {
             /** @description class year, 1–10 */
             year?: number;
             /** @description 0–10 major codes */
-            majors?: string;
+            majors?: string[];
             /** @description 0–10 group codes (honors, athletes, disability services, …) */
-            groups?: string;
+            groups?: string[];
         };
         WindowMatchView: {
             years?: number[];
@@ -859,8 +859,8 @@ export interface components {
         };
         WindowMatchDto: {
             years?: number[];
-            majors?: string;
-            groups?: string;
+            majors?: string[];
+            groups?: string[];
         };
         WindowDto: {
             /** @description 1–32 characters of `[A-Za-z0-9_.-]`, unique among the term's windows */

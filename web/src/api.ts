@@ -15,6 +15,10 @@ export class ApiError extends Error {
     readonly components: Record<string, number[]> = {},
     /** FULL on a package: the section without a seat */
     readonly lectureId?: number,
+    /** HOLD: the student's holds, each with what they are told */
+    readonly holds: HoldBrief[] = [],
+    /** WINDOW_NOT_OPEN: when the student's window opens (null: no window of theirs will) */
+    readonly opensAt?: string | null,
   ) {
     super(message);
   }
@@ -38,8 +42,19 @@ export type PlanQueueItem = Schemas['PlanQueueItem'];
 export type SectionsResult = Schemas['SectionsView'];
 export type ImportReport = Schemas['ImportReportView'];
 export type RosterItem = Schemas['RosterItem'];
-/** One refused section of a catalog import. */
-export type ImportError = { row: number; ref: string | null; code: string; field: string | null; message: string }; // prettier-ignore
+/** One refused row of an import: a catalog's names its section (`ref`), a records import its `studentId`. */
+export type ImportError = { row: number; ref?: string | null; studentId?: string | null; code: string; field: string | null; message: string }; // prettier-ignore
+// Who may register when (API.md v4):
+/** GET /me/terms/:term/registration: the student's status, on the service's clock. */
+export type Registration = Schemas['RegistrationView'];
+/** A hold as a HOLD refusal and the status name it; as the console lists it (with its student). */
+export type HoldBrief = Registration['holds'][number];
+export type Hold = Schemas['HoldView'];
+/** GET and PUT /terms/:term/windows: a term's windows, in the order they are judged. */
+export type TermWindows = Schemas['WindowsView'];
+export type TermWindow = TermWindows['windows'][number];
+/** PUT /terms/:term/students: what an import of students' records did (or would do). */
+export type RecordsReport = Schemas['RecordsImportView'];
 
 /** One JSON call with the bearer token in its header (never in the URL), and a JSON body. */
 export async function call<T>(
@@ -97,6 +112,8 @@ export function toError(
     errors?: ImportError[];
     components?: Record<string, number[]>;
     lectureId?: number;
+    holds?: HoldBrief[];
+    opensAt?: string | null;
   },
 ): ApiError {
   const retry = Number(res.headers.get('Retry-After'));
@@ -111,5 +128,7 @@ export function toError(
     Array.isArray(body.errors) ? body.errors : [],
     body.components && typeof body.components === 'object' ? body.components : {},
     typeof body.lectureId === 'number' ? body.lectureId : undefined,
+    Array.isArray(body.holds) ? body.holds : [],
+    typeof body.opensAt === 'string' || body.opensAt === null ? body.opensAt : undefined,
   );
 }

@@ -1,6 +1,7 @@
 import { ApiError } from './api.js';
 import { $, h } from './dom.js';
 import { MESSAGES } from './format.js';
+import { gateWords } from './registration-words.js';
 
 /**
  * The one place errors are shown, readable, with a retry where trying again can help. A code
@@ -9,15 +10,9 @@ import { MESSAGES } from './format.js';
  */
 export function showError(err: unknown, retry?: () => void, words?: string): void {
   const box = $('[data-testid="error"]');
-  const e = err instanceof ApiError ? err : new ApiError(0, 'UNKNOWN', String(err));
+  const e = asApiError(err);
   // `words`: the caller knows more than the code says (which section of a course is full).
-  let text =
-    words ??
-    MESSAGES[e.code] ??
-    (e.code === 'UNKNOWN'
-      ? `Something unexpected went wrong (${e.message}).`
-      : `${e.message} (${e.code})`);
-  if (e.retryAfterSeconds) text += ` Try again in ${e.retryAfterSeconds} s.`;
+  const text = errorWords(e, words);
   const retryable = retry && (e.status === 0 || e.status === 429 || e.status >= 500);
   const parts: Node[] = [h('span', {}, text)];
   if (retryable) {
@@ -31,6 +26,27 @@ export function showError(err: unknown, retry?: () => void, words?: string): voi
   }
   box.replaceChildren(...parts);
   box.hidden = false;
+}
+
+const asApiError = (err: unknown) =>
+  err instanceof ApiError ? err : new ApiError(0, 'UNKNOWN', String(err));
+
+/**
+ * An error in words: the caller's, else a gate's from the error's body (the holds' messages,
+ * when the window opens), else the code's; a code without words is shown as it came. Also for
+ * the admin console's cards, which show an error beside the form that caused it.
+ */
+export function errorWords(err: unknown, words?: string): string {
+  const e = asApiError(err);
+  let text =
+    words ??
+    gateWords(e) ??
+    MESSAGES[e.code] ??
+    (e.code === 'UNKNOWN'
+      ? `Something unexpected went wrong (${e.message}).`
+      : `${e.message} (${e.code})`);
+  if (e.retryAfterSeconds) text += ` Try again in ${e.retryAfterSeconds} s.`;
+  return text;
 }
 
 export function clearError(): void {

@@ -11,6 +11,15 @@ export function duration(ms: number): string {
   return `${sec} s`;
 }
 
+/** A countdown that may be days long (a registration window): "3 days 04 h", else as `duration`. */
+export function longDuration(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const days = Math.floor(s / 86_400);
+  if (days === 0) return duration(ms);
+  const h = Math.floor((s % 86_400) / 3600);
+  return `${days} day${days === 1 ? '' : 's'} ${String(h).padStart(2, '0')} h`;
+}
+
 /** "1 seat left", "3 seats left". */
 export function seatsLeft(n: number): string {
   return `${n} seat${n === 1 ? '' : 's'} left`;
@@ -38,6 +47,10 @@ export const MESSAGES: Record<string, string> = {
   NOT_ENROLLED: 'You no longer hold that lecture.',
   COMPONENT_REQUIRED: 'Choose one section of each kind (a discussion, a lab, …) first.',
   SECONDARY_SECTION: 'That is a section of a course: it is taken with its lecture, not on its own.',
+  // Who may register when (v4): the fuller words, from the error's body, are registration-words.ts's.
+  HOLD: 'Registration is blocked by a hold.',
+  WINDOW_NOT_OPEN: 'Your registration window has not opened yet.',
+  WINDOW_CLOSED: 'Your registration windows for this term have closed.',
 };
 
 /** What a queue status means for the student, in words (the code stays in data-testid elements). */
@@ -52,6 +65,9 @@ export const STATUS_WORDS: Record<string, string> = {
   UNKNOWN: 'Status not known yet',
   CLOSED: 'Closed',
   NOT_OPEN: 'Not open yet',
+  HOLD: 'Blocked by a hold',
+  WINDOW_NOT_OPEN: 'Your window is not open yet',
+  WINDOW_CLOSED: 'Your window has closed',
 };
 
 /**

@@ -1,4 +1,5 @@
 import { ApiError, Lecture } from './api.js';
+import { toIso, toLocal } from './local-time.js';
 
 /** The form's fields: the Lecture body of POST/PATCH /lectures, admission settings nested. */
 const NUMBERS = ['capacity', 'credits'] as const;
@@ -10,17 +11,6 @@ type Field = (typeof FIELDS)[number];
 
 const input = (form: HTMLFormElement, name: Field) =>
   form.elements.namedItem(name) as HTMLInputElement;
-
-/** `datetime-local` values are local time without a zone: as the admin means them. */
-function toIso(local: string): string | undefined {
-  return local ? new Date(local).toISOString() : undefined;
-}
-function toLocal(iso: string | null): string {
-  if (!iso) return '';
-  const d = new Date(iso);
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
-}
 
 /** Fills the form with a lecture to edit, or empties it for a new one. */
 export function fillForm(form: HTMLFormElement, l: Lecture | null): void {

@@ -1,12 +1,16 @@
 import type { Lecture, QueueStatus } from './api.js';
 import { h } from './dom.js';
 import { MESSAGES, STATUS_WORDS, duration, seatsLeft, shownStatus, when } from './format.js';
+import type { GateCode } from './registration-words.js';
 
 export interface PanelState {
   lecture: Lecture;
-  /** the live status, or the contract code the service answered (FULL, CLOSED, NOT_OPEN) */
+  /**
+   * the live status, or the contract code the service answered: the lecture's (FULL, CLOSED,
+   * NOT_OPEN) or who may register when (HOLD, WINDOW_NOT_OPEN, WINDOW_CLOSED)
+   */
   status?: QueueStatus;
-  code?: 'FULL' | 'CLOSED' | 'NOT_OPEN';
+  code?: 'FULL' | 'CLOSED' | 'NOT_OPEN' | GateCode;
   /** the first position seen, so progress means "how far from where I started" */
   startPosition?: number;
   enrolledAt?: string;
@@ -88,6 +92,7 @@ export function renderPanel(
         : null,
     ),
   ];
+  // A gate's refusal in short: the banner and the registration status say the whole of it.
   if (s.code) parts.push(h('p', {}, MESSAGES[s.code]));
   if (
     shown === 'NOT_OPEN' ||

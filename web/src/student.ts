@@ -21,6 +21,8 @@ import { PanelState, renderPanel, tickCountdowns } from './queue-panel.js';
 import { claims, forgetToken, fragment, readFragment, saveToken } from './session.js';
 import { TermLive } from './term-live.js';
 import { Serial } from './serial.js';
+import { RegistrationStatus } from './registration-status.js';
+import { GATE_CODES, gateWords, isGateCode } from './registration-words.js';
 import { renderTimetable } from './timetable.js';
 import { componentWord, hasSections, heldName, isSecondary } from './sections.js';
 
@@ -46,7 +48,10 @@ let planBusy = false;
 /** the lectures the list shows, drawn again when the plan or the timetable changes */
 let listed: { lectures: Lecture[]; empty?: string } | undefined;
 let planMode: PlanState['mode'];
-const CODES = ['FULL', 'CLOSED', 'NOT_OPEN'] as const;
+/** who may register when in the term: the status, kept current (once the term is known) */
+let registration: RegistrationStatus | undefined;
+/** the codes a join answers that become the panel's status (the lecture's, then the gates') */
+const CODES = ['FULL', 'CLOSED', 'NOT_OPEN', ...GATE_CODES] as const;
 const RULES = ['SAME_COURSE', 'TIME_CONFLICT', 'CREDIT_LIMIT'];
 /** courses taken with sections: their sections read, the student's choice among them */
 const packages = new Packages({
@@ -100,6 +105,7 @@ function signIn(value: string, lectureId: number | null): void {
     await loadLectures(lectureId);
   })();
   void loadEnrollments();
+  startRegistration(); // the term named by #term; else once the timetable names it
 }
 
 async function loadTimetable(): Promise<void> {
@@ -108,6 +114,7 @@ async function loadTimetable(): Promise<void> {
     timetable = await call<Timetable>(token, 'GET', `/me/timetable${query}`);
     term = timetable.term;
     $('#term-name').textContent = term;
+    startRegistration();
     drawTimetable();
     if (plan) drawPlan();
     render(); // a held package's panel shows the sections held
@@ -120,6 +127,38 @@ async function loadTimetable(): Promise<void> {
   } catch (e) {
     showError(e, () => void loadTimetable());
   }
+}
+
+/** The registration status of the term, once the page knows which term it shows. */
+function startRegistration(): void {
+  if (!term || registration) return;
+  registration = new RegistrationStatus(token, term, $('[data-testid="registration-status"]'), {
+    changed: (now, before) => {
+      if (before) registrationChanged(now.reason);
+    },
+  });
+  registration.start();
+}
+
+/**
+ * A hold lifted or placed, a window opened or closed: a gate's refusal the page shows may no
+ * longer be what a join would answer (`reason`). The chosen lecture's panel then reads its queue
+ * status again (and offers the join again), and so do planned lectures refused so.
+ */
+function registrationChanged(reason: string | null): void {
+  const stale = (code: string | undefined) => isGateCode(code) && code !== reason;
+  if (panel && stale(panel.code)) {
+    panel.code = undefined;
+    void refresh();
+  }
+  for (const [id, s] of planStatuses) {
+    if ('code' in s && stale(s.code)) void readPlanned(id);
+  }
+}
+
+/** A join or an enroll refused by a hold or a window: the status says why, and until when. */
+function heard(e: unknown): void {
+  if (e instanceof ApiError && isGateCode(e.code)) void registration?.refresh();
 }
 
 /** The phone width of styles.css: two blocks side by side would be too thin to read there. */
@@ -271,6 +310,7 @@ async function planAct(work: () => Promise<void>): Promise<void> {
       clearError();
       await work();
     } catch (e) {
+      heard(e);
       showError(e);
     }
   });
@@ -308,6 +348,7 @@ async function joinAll(): Promise<void> {
   for (const i of items) {
     planStatuses.set(i.lectureId, i.error ? { lectureId: i.lectureId, code: i.error.code, message: i.error.message } : (i as QueueStatus)); // prettier-ignore
   }
+  if (items.some((i) => isGateCode(i.error?.code))) void registration?.refresh();
   termLive?.start();
 }
 
@@ -530,6 +571,12 @@ async function enroll(swapFrom?: number): Promise<void> {
         mine.refusal = { code: e.code, message: e.message, conflicts: [], ...again };
         return;
       }
+      // A hold or the student's window said no: the ticket is kept, as for a term rule.
+      if (isGateCode(e.code)) {
+        mine.refusal = { code: e.code, message: e.message, conflicts: [], words: gateWords(e) };
+        heard(e);
+        return;
+      }
       // A term rule said no: the ticket is kept, so the panel stays ADMITTED and says why.
       if (!RULES.includes(e.code)) throw e;
       mine.refusal = ruleRefusal(e, sections ?? []);
@@ -653,6 +700,7 @@ function fail(e: unknown, retry?: () => void): void {
     panel.code = e.code as PanelState['code'];
     stopLive();
   }
+  heard(e);
   showError(e, retry);
   render();
 }
