@@ -20,7 +20,7 @@
   ARGV[2+n .. 1+2n] their pre-queue members ('' once the lecture has opened)
 
   Output: { waiting, seatsLeft, rate, state1, detail1, seq1, state2, ... } with state and
-  detail as join-14 answers them (ENROLLED, ADMITTED, LAPSED, PRE_QUEUED, WAITING,
+  detail as join-16 answers them (ENROLLED, ADMITTED, LAPSED, PRE_QUEUED, WAITING,
   NOT_QUEUED); rate ('' when too few admissions were seen) and seq as there.
   Errors: { -1 } when the lecture's facts are missing or incomplete (the caller rebuilds them)
 ]]

@@ -41,7 +41,8 @@ export class RegistrationWindows1765411200000 implements MigrationInterface {
     await q.query(`
       UPDATE student_term SET recorded_at = now(), record_version = nextval('registration_version')
        WHERE max_credits IS NOT NULL`);
-    await q.query('CREATE INDEX student_term_term_idx ON student_term (term, student_id)');
+    // A term's records by version: the rebuild of Redis's copy, and its freshness check.
+    await q.query('CREATE INDEX student_term_term_idx ON student_term (term, record_version)');
     await q.query(`
       CREATE TABLE term_window (
         term varchar(32) NOT NULL CONSTRAINT term_window_term_format CHECK (term ~ '^[A-Za-z0-9_.-]{1,32}$'),
@@ -67,29 +68,52 @@ export class RegistrationWindows1765411200000 implements MigrationInterface {
         message varchar(200) NOT NULL CONSTRAINT student_hold_message_length CHECK (length(message) >= 1),
         placed_at timestamptz NOT NULL,
         CONSTRAINT student_hold_pkey PRIMARY KEY (student_id, code))`);
+    // Who registers changes (holds placed and lifted, windows replaced) bump this row in their
+    // own transaction: every instance reads its copy of holds and windows again when it moves.
+    await q.query(`
+      CREATE TABLE registration_changes (
+        id int PRIMARY KEY CONSTRAINT registration_changes_one CHECK (id = 1),
+        version bigint NOT NULL)`);
+    await q.query('INSERT INTO registration_changes VALUES (1, 0)');
+    // A window dropped (or renamed) keeps its seed here: its draws stay checkable.
+    await q.query(`
+      CREATE TABLE window_seed_archive (
+        term varchar(32) NOT NULL,
+        name varchar(32) NOT NULL,
+        opens_at timestamptz NOT NULL,
+        seed bytea NOT NULL,
+        seed_commitment char(64) PRIMARY KEY,
+        dropped_at timestamptz NOT NULL DEFAULT now())`);
+    // One draw per window opening and lecture (a window moved later after it drew draws again
+    // at its new opening), with the commitment of the seed it was drawn by.
     await q.query(`
       CREATE TABLE window_draw (
         lecture_id int NOT NULL REFERENCES lecture (id) ON DELETE CASCADE,
         window_name varchar(32) NOT NULL,
+        opens_at timestamptz NOT NULL,
+        seed_commitment char(64),
         drawn_at timestamptz NOT NULL,
         pre_queued_count int NOT NULL CHECK (pre_queued_count >= 0),
         first_seq bigint NOT NULL CHECK (first_seq >= 1),
-        CONSTRAINT window_draw_pkey PRIMARY KEY (lecture_id, window_name))`);
+        CONSTRAINT window_draw_pkey PRIMARY KEY (lecture_id, window_name, opens_at))`);
     await q.query(`
       CREATE TABLE window_draw_item (
         lecture_id int NOT NULL,
         window_name varchar(32) NOT NULL,
+        opens_at timestamptz NOT NULL,
         position int NOT NULL,
         student_id varchar(64) NOT NULL,
         hmac char(64) NOT NULL,
-        CONSTRAINT window_draw_item_pkey PRIMARY KEY (lecture_id, window_name, position),
-        CONSTRAINT window_draw_item_draw_fkey FOREIGN KEY (lecture_id, window_name)
-          REFERENCES window_draw (lecture_id, window_name) ON DELETE CASCADE)`);
+        CONSTRAINT window_draw_item_pkey PRIMARY KEY (lecture_id, window_name, opens_at, position),
+        CONSTRAINT window_draw_item_draw_fkey FOREIGN KEY (lecture_id, window_name, opens_at)
+          REFERENCES window_draw (lecture_id, window_name, opens_at) ON DELETE CASCADE)`);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query('DROP TABLE window_draw_item');
     await q.query('DROP TABLE window_draw');
+    await q.query('DROP TABLE window_seed_archive');
+    await q.query('DROP TABLE registration_changes');
     await q.query('DROP TABLE student_hold');
     await q.query('DROP TABLE term_window');
     await q.query('DROP INDEX student_term_term_idx');

@@ -1,3 +1,4 @@
+import { WINDOWS_LOCK } from '../registration/windows.sql';
 import { LECTURE_COLUMNS } from './enroll-statement';
 
 /**
@@ -8,8 +9,8 @@ import { LECTURE_COLUMNS } from './enroll-statement';
 
 /**
  * Row locks on these lectures in id order, and on the other primaries these secondary sections
- * name (their package seats change with the sections' seats: see otherPrimariesSql); answers
- * each row's id and term.
+ * name (their package seats change with the sections' seats: see otherPrimariesSql), with their
+ * term's windows' lock shared; answers each row's id and term.
  */
 export function lockLecturesSql(ids: number[], sections: number[] = []): string {
   const list = [...new Set(ids.map(Number))].sort((a, b) => a - b).join(', ');
@@ -17,7 +18,9 @@ export function lockLecturesSql(ids: number[], sections: number[] = []): string 
     sections.length > 0
       ? ` OR id IN (SELECT unnest(primary_ids) FROM lecture WHERE id IN (${sections.map(Number).join(', ')}))`
       : '';
-  return `SELECT id, term FROM lecture WHERE id IN (${list})${others} ORDER BY id FOR NO KEY UPDATE`;
+  // The term's windows, shared: an edit of them waits for this transaction (windows.sql.ts).
+  const windows = `pg_advisory_xact_lock_shared(${WINDOWS_LOCK}, hashtext(term))::text AS windows`;
+  return `SELECT id, term, ${windows} FROM lecture WHERE id IN (${list})${others} ORDER BY id FOR NO KEY UPDATE`; // prettier-ignore
 }
 
 /**

@@ -19,6 +19,8 @@ import { DrawRecorder } from './draw.recorder';
 import { WindowDrawRecorder } from './window-draw.recorder';
 
 const INTERVAL_NAME = 'draws';
+/** Lectures whose window draws the sweep looks at together. */
+const SWEEP_AT_ONCE = 16;
 
 /**
  * When each lecture's draw runs (API.md: at opensAt, within a second, exactly once across all
@@ -34,7 +36,7 @@ export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutd
   private readonly logger = new Logger(DrawScheduler.name);
   private readonly timers = new Map<number, NodeJS.Timeout>();
   /** per lecture, the timer of its next window opening with students pre-queued for it */
-  private readonly windowTimers = new Map<number, NodeJS.Timeout>();
+  private readonly windowTimers = new Map<number, { timer: NodeJS.Timeout; at: number }>();
   private running = false;
 
   constructor(
@@ -66,7 +68,8 @@ export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutd
     if (this.scheduler.doesExist('interval', INTERVAL_NAME)) {
       this.scheduler.deleteInterval(INTERVAL_NAME);
     }
-    for (const timer of [...this.timers.values(), ...this.windowTimers.values()]) clearTimeout(timer); // prettier-ignore
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    for (const { timer } of this.windowTimers.values()) clearTimeout(timer);
     this.timers.clear();
     this.windowTimers.clear();
   }
@@ -94,13 +97,14 @@ export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutd
     if (this.running) return;
     this.running = true;
     try {
+      // The windows' draws first, apart: they are Redis's work, and run while PostgreSQL is away.
+      await this.drawAllWindows();
       for (const { id, closed } of await this.snapshots.undrawn()) {
         if (closed && (await this.recorder.recordEmptyIfClosed(id).catch(() => false))) continue;
         await this.draw(id).catch((err: Error) => {
           this.logger.warn(`lecture ${id}: not drawn yet (${err.message})`);
         });
       }
-      for (const id of await this.line.windowDrawsPending()) await this.drawWindows(id);
     } catch (err) {
       this.logger.warn(`draws not looked for this time: ${(err as Error).message}`);
     } finally {
@@ -157,7 +161,12 @@ export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutd
    * window opens (the interval's sweep draws it within a second in any mode).
    */
   drawWindowsAt(lectureId: number, opensAt: number): void {
-    if (!this.channel.enabled || this.windowTimers.has(lectureId)) return;
+    if (!this.channel.enabled) return;
+    // One timer per lecture, for its next opening: an earlier one (a window moved earlier, a
+    // cohort opening first) takes its place.
+    const armed = this.windowTimers.get(lectureId);
+    if (armed && armed.at <= opensAt) return;
+    if (armed) clearTimeout(armed.timer);
     const timer = setTimeout(
       () => {
         this.windowTimers.delete(lectureId);
@@ -167,7 +176,7 @@ export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutd
       Math.max(0, opensAt - Date.now() + 5),
     );
     timer.unref();
-    this.windowTimers.set(lectureId, timer);
+    this.windowTimers.set(lectureId, { timer, at: opensAt });
   }
 
   /**
@@ -176,44 +185,59 @@ export class DrawScheduler implements OnApplicationBootstrap, OnApplicationShutd
    */
   async windowsDrawn(lectureId: number): Promise<void> {
     await this.channel.drawn(lectureId);
-    await this.windowRecorder.recordAll(lectureId).catch(async (err: Error) => {
-      this.logger.warn(`lecture ${lectureId}: window draw not recorded yet (${err.message}); retried`); // prettier-ignore
-      await this.line.windowPreQueued(lectureId).catch(() => undefined);
+    await this.recordWindows(lectureId);
+  }
+
+  /** Every lecture with a window's pre-queue (or draw not recorded), a few at a time. */
+  private async drawAllWindows(): Promise<void> {
+    const pending = await this.line.windowDrawsPending().catch((err: Error) => {
+      this.logger.warn(`window draws not looked for this time: ${err.message}`);
+      return [];
     });
+    for (let i = 0; i < pending.length; i += SWEEP_AT_ONCE) {
+      await Promise.all(pending.slice(i, i + SWEEP_AT_ONCE).map((id) => this.drawWindows(id)));
+    }
   }
 
   /**
-   * The lecture's window draws due by now, in their opening order (and those of windows no
-   * longer in the term), then their record; the next opening with students left is armed.
-   * Never throws.
+   * The lecture's window draws due by Redis's clock, in their opening order, then the record of
+   * those not recorded yet; the next opening with students left is armed. The pending
+   * pre-queues first learn their windows' openings as this instance knows them (an edit may
+   * have moved them). Never throws.
    */
   private async drawWindows(lectureId: number): Promise<void> {
     try {
       const facts = await this.facts.get(lectureId);
       const windows = await this.registration.windowsOf(facts.term);
-      const now = Date.now();
-      const opened = windows.filter((w) => w.opensAt <= now).sort((a, b) => a.opensAt - b.opensAt); // prettier-ignore
-      const later = windows.filter((w) => w.opensAt > now);
+      await this.line.moveWindows(lectureId, windows);
       const sweep = async () => {
         if (!this.line.orderHeld(lectureId)) await this.fence.hold(lectureId); // numbers handed out
-        return this.line.drawWindows(lectureId, opened.map((w) => w.name), later.map((w) => w.name)); // prettier-ignore
+        return this.line.drawWindows(lectureId);
       };
       let result = await sweep();
       if (!result && (await this.facts.reload(lectureId))) result = await sweep();
       if (!result) return;
       if (result.lectureDrew) await this.drawn(lectureId);
-      if (result.windows.length > 0) {
+      if (result.drawn.length > 0) {
         await this.line.watch(lectureId); // the cron admits the drawn
         await this.channel.slotFreed(lectureId); // event modes: the admission follows at once
+        await this.channel.drawn(lectureId); // pre-queued students' streams read their places
       }
-      await this.windowsDrawn(lectureId);
-      const next = later.reduce<number | null>((m, w) => (m === null || w.opensAt < m ? w.opensAt : m), null); // prettier-ignore
+      await this.recordWindows(lectureId);
+      const now = Date.now();
+      const next = windows.filter((w) => w.opensAt > now).reduce<number | null>((m, w) => (m === null || w.opensAt < m ? w.opensAt : m), null); // prettier-ignore
       if (next !== null) this.drawWindowsAt(lectureId, next);
     } catch (err) {
-      this.logger.warn(
-        `lecture ${lectureId}: window draws not run yet (${(err as Error).message})`,
-      );
+      this.logger.warn(`lecture ${lectureId}: window draws not run yet (${(err as Error).message})`); // prettier-ignore
     }
+  }
+
+  /** The lecture's window draws not recorded yet, recorded; a failure keeps it in the sweep. */
+  private async recordWindows(lectureId: number): Promise<void> {
+    await this.windowRecorder.recordAll(lectureId).catch(async (err: Error) => {
+      this.logger.warn(`lecture ${lectureId}: window draw not recorded yet (${err.message}); retried`); // prettier-ignore
+      await this.line.windowPreQueued(lectureId).catch(() => undefined);
+    });
   }
 
   /** An edit may have moved opensAt: a pending timer follows it. */

@@ -11,6 +11,14 @@ export interface AdmissionRow {
   via: 'draw' | 'queue';
 }
 
+export interface WindowDrawRecord {
+  window: string;
+  drawnAt: string;
+  seedCommitment: string | null;
+  seed: string | null;
+  items: { studentId: string; hmac: string }[];
+}
+
 export interface DrawRecord {
   seed: Buffer;
   seedCommitment: string;
@@ -72,23 +80,29 @@ export class FairnessRecords {
       : null;
   }
 
-  /** The registration windows' draws of the lecture, by draw time, each in drawn order. */
-  async windowDraws(
-    lectureId: number,
-  ): Promise<{ window: string; drawnAt: string; items: { studentId: string; hmac: string }[] }[]> {
-    const rows: { window: string; drawn_at: Date; items: { studentId: string; hmac: string }[] }[] =
-      await this.db.query(
-        `SELECT d.window_name AS window, d.drawn_at,
-                coalesce((SELECT json_agg(json_build_object('studentId', i.student_id, 'hmac', i.hmac) ORDER BY i.position)
-                            FROM window_draw_item i
-                           WHERE i.lecture_id = d.lecture_id AND i.window_name = d.window_name), '[]') AS items
-           FROM window_draw d WHERE d.lecture_id = $1 ORDER BY d.drawn_at, d.window_name`,
-        [lectureId],
-      );
-    return rows.map((r) => ({
-      window: r.window,
-      drawnAt: r.drawn_at.toISOString(),
-      items: r.items,
+  /**
+   * The registration windows' draws of the lecture, by draw time, each in drawn order, with the
+   * commitment of the seed it was drawn by and the seed itself (it opened: published), from the
+   * window or, dropped since, the archive.
+   */
+  async windowDraws(lectureId: number): Promise<WindowDrawRecord[]> {
+    const rows: (Omit<WindowDrawRecord, 'drawnAt'> & { drawn_at: Date })[] = await this.db.query(
+      `SELECT d.window_name AS window, d.drawn_at, d.seed_commitment AS "seedCommitment",
+              (SELECT encode(coalesce(
+                 (SELECT w.seed FROM term_window w WHERE w.seed_commitment = d.seed_commitment),
+                 (SELECT a.seed FROM window_seed_archive a WHERE a.seed_commitment = d.seed_commitment)),
+               'hex')) AS seed,
+              coalesce((SELECT json_agg(json_build_object('studentId', i.student_id, 'hmac', i.hmac) ORDER BY i.position)
+                          FROM window_draw_item i
+                         WHERE i.lecture_id = d.lecture_id AND i.window_name = d.window_name
+                           AND i.opens_at = d.opens_at), '[]') AS items
+         FROM window_draw d WHERE d.lecture_id = $1 ORDER BY d.drawn_at, d.window_name`,
+      [lectureId],
+    );
+    return rows.map(({ drawn_at, ...r }) => ({
+      ...r,
+      seedCommitment: r.seedCommitment?.trim() ?? null,
+      drawnAt: drawn_at.toISOString(),
     }));
   }
 

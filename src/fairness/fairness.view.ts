@@ -43,5 +43,9 @@ export class WindowDrawView {
   window: string;
   /** ISO 8601 time of the draw */
   drawnAt: string;
+  /** lowercase hex SHA-256 of the seed the window drew by (null: not known) */
+  seedCommitment: string | null;
+  /** that seed, lowercase hex: the window has opened, so it is published */
+  seed: string | null;
   items: DrawnStudentView[];
 }

@@ -31,7 +31,7 @@ import {
  * granted again.
  */
 /** A join's opening when it is a registration window's (src/registration): none. */
-const NO_WINDOW: WindowOpening = { window: null, due: [] };
+const NO_WINDOW: WindowOpening = { window: null };
 
 /** A registration morning and its day: long enough for every line a student is in. */
 const STUDENT_LINES_TTL_MS = 48 * 3600_000;
@@ -84,9 +84,9 @@ export class LineStore {
     const w = opening.window;
     const reply = await this.redis.join(
       k.queue, k.seq, k.ticket(studentId), k.inflight, k.enrolled, k.facts, k.tickets,
-      k.prequeue, k.drawn, k.draw, k.wpre, k.wqueue, k.wdraws, k.wdrawn,
+      k.prequeue, k.drawn, k.draw, k.wpre, k.wqueue, k.wopen, k.wdraws, k.wdrawn, k.wruns,
       studentId, join ? '1' : '0', member, askRoom ? '1' : '0',
-      w?.name ?? '', w?.opensAt ?? 0, w?.member ?? '', ...opening.due,
+      w?.name ?? '', w?.opensAt ?? 0, w?.member ?? '',
     ); // prettier-ignore
     if (isScriptError(reply)) {
       // The lecture's data went (the facts with it): what was seen of its draw is forgotten.
@@ -245,17 +245,19 @@ export class LineStore {
   }> {
     const k = lectureKeys(lectureId);
     const now = Date.now();
-    const [waiting, active, admitted, preQueued] = (await this.redis
+    const [waiting, active, admitted, preQueued, windows] = (await this.redis
       .multi()
       .zcard(k.queue)
       .zcount(k.tickets, `(${now}`, '+inf')
       .hget(k.stats, 'admittedTotal')
       .zcard(k.prequeue)
+      .zcard(k.wqueue)
       .exec())!.map(([err, v]) => {
       if (err) throw err;
       return Number(v ?? 0);
     });
-    return { waiting, activeTickets: active, admittedTotal: admitted, preQueued };
+    // the lecture's own pre-queue and every registration window's
+    return { waiting, activeTickets: active, admittedTotal: admitted, preQueued: preQueued + windows }; // prettier-ignore
   }
 
   /**
@@ -318,47 +320,62 @@ export class LineStore {
   }
 
   /**
-   * The draw sweep of a lecture (draw-windows-10): its own draw if due, then the windows opened
-   * by now (`due`, by opening) and those no longer in the term (not in `later` either). A lecture
-   * with nothing left pending leaves the sweep's set. null: the lecture's facts are not in Redis.
+   * The draw sweep of a lecture (draw-windows-12): its own draw if due, then every window's draw
+   * of it whose opening has come by Redis's clock. A lecture with nothing left pending (nor
+   * drawn and unrecorded) leaves the sweep's set — looked at again after, since a pre-queue join
+   * may have listed it between the script and the removal. null: the facts are not in Redis.
    */
-  async drawWindows(
-    lectureId: number,
-    due: string[],
-    later: string[],
-  ): Promise<{ lectureDrew: boolean; windows: string[] } | null> {
+  async drawWindows(lectureId: number): Promise<{ lectureDrew: boolean; drawn: string[] } | null> {
     const k = lectureKeys(lectureId);
     const reply = await this.redis.drawWindows(
-      k.queue, k.seq, k.facts, k.prequeue, k.drawn, k.draw, k.wpre, k.wqueue, k.wdraws, k.wdrawn,
-      due.length, ...due, ...later,
+      k.queue, k.seq, k.facts, k.prequeue, k.drawn, k.draw, k.wpre, k.wqueue, k.wopen, k.wdraws,
+      k.wdrawn, k.wruns,
     ); // prettier-ignore
     if (reply.length === 1) return null; // ScriptError.Missing
-    const [lectureDrew, pending, ...windows] = reply;
-    if (Number(pending) === 0) await this.redis.srem(WINDOW_DRAWS_KEY, lectureId); // and recorded
-    return { lectureDrew: Number(lectureDrew) === 1, windows: windows.map(String) };
+    const [lectureDrew, pending, ...drawn] = reply;
+    if (Number(pending) === 0) {
+      await this.redis.srem(WINDOW_DRAWS_KEY, lectureId);
+      const [left, unrecorded] = await Promise.all([this.redis.zcard(k.wqueue), this.redis.zcard(k.wdrawn)]); // prettier-ignore
+      if (left + unrecorded > 0) await this.windowPreQueued(lectureId);
+    }
+    return { lectureDrew: Number(lectureDrew) === 1, drawn: drawn.map(String) };
   }
 
-  /** A window's draw of the lecture as it ran, and its drawn members in order; null: not drawn. */
+  /** The term's windows were edited: the lecture's pending pre-queues wait for their openings as now. */
+  async moveWindows(
+    lectureId: number,
+    openings: { name: string; opensAt: number }[],
+  ): Promise<void> {
+    if (openings.length === 0) return;
+    await this.redis.moveWindows(lectureKeys(lectureId).wopen, ...openings.flatMap((w) => [w.name, w.opensAt])); // prettier-ignore
+  }
+
+  /**
+   * A window's draw of the lecture as it ran ('<window>@<opening>'), and its drawn members in
+   * order; null: not drawn, or recorded already.
+   */
   async windowDrawn(
     lectureId: number,
-    name: string,
+    marker: string,
   ): Promise<{ at: number; count: number; first: number; members: string[] } | null> {
     const k = lectureKeys(lectureId);
-    const marker = await this.redis.hget(k.wdraws, name);
-    if (!marker) return null;
-    const [at, count, first] = marker.split(' ').map(Number);
-    const members = await this.redis.zrangebylex(k.wdrawn, `[${name}|`, `(${name}}`);
+    const value = await this.redis.hget(k.wdraws, marker);
+    if (!value) return null;
+    const [at, count, first] = value.split(' ').map(Number);
+    const members = await this.redis.zrangebylex(k.wdrawn, `[${marker}|`, `(${marker}}`);
     return { at, count, first, members };
   }
 
-  /** The windows that drew the lecture, as Redis's markers have them. */
+  /** The window draws of the lecture not recorded yet, as their markers. */
   async windowsDrawn(lectureId: number): Promise<string[]> {
     return this.redis.hkeys(lectureKeys(lectureId).wdraws);
   }
 
-  /** A window's drawn members are recorded in PostgreSQL: Redis's copy of them goes. */
-  async dropWindowDrawn(lectureId: number, name: string): Promise<void> {
-    await this.redis.zremrangebylex(lectureKeys(lectureId).wdrawn, `[${name}|`, `(${name}}`);
+  /** A window's draw is recorded in PostgreSQL: Redis's copy of it goes. */
+  async dropWindowDrawn(lectureId: number, marker: string): Promise<void> {
+    const k = lectureKeys(lectureId);
+    await this.redis.zremrangebylex(k.wdrawn, `[${marker}|`, `(${marker}}`);
+    await this.redis.hdel(k.wdraws, marker);
   }
 
   /** The drawn list is recorded in PostgreSQL: Redis's copy goes. */
@@ -383,8 +400,8 @@ export class LineStore {
     const k = lectureKeys(lectureId);
     const reply = await this.redis.admit(
       k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
-      k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions, k.wpre, k.wqueue,
-      mode, intervalMs,
+      k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions, k.wpre, k.wqueue, k.wopen,
+      k.wruns, mode, intervalMs,
     ); // prettier-ignore
     if (isScriptError(reply)) return null; // ScriptError.Missing
     const [admitted, waiting, expired, lapsed, idle, students, expiresAt, drew] = reply;
@@ -394,7 +411,7 @@ export class LineStore {
   }
 
   /**
-   * The draw alone, if due (admit-16 in 'draw' mode: also the closed window's clean-up, never a
+   * The draw alone, if due (admit-18 in 'draw' mode: also the closed window's clean-up, never a
    * grant). null: the lecture's facts are not in Redis (rebuild them first).
    */
   draw(lectureId: number): Promise<AdmitResult | null> {

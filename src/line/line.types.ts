@@ -37,12 +37,11 @@ export interface Place {
 /**
  * Where a join's student opens (API.md v4, a fair opening per window): `window` when their
  * opening for the lecture is a registration window's — its name, opensAt, and the student's
- * member of its pre-queue ('<window>|<HMAC hex>:<student>') — and the term's windows opened by
- * now (`due`, by opening), whose draws of the lecture run before the join.
+ * member of its pre-queue ('<window>|<HMAC hex>:<student>'; '' once it has opened by the
+ * caller's clock). Redis's clock decides which side of the opening the join falls on.
  */
 export interface WindowOpening {
   window: { name: string; opensAt: number; member: string } | null;
-  due: string[];
 }
 
 export interface QueueShape {
@@ -95,17 +94,6 @@ export interface AdmitResult {
   drew: boolean;
   /** this call ran a registration window's draw of the lecture (record it too) */
   windowDrew?: boolean;
-}
-
-/**
- * Where a join's student opens (API.md v4, a fair opening per window): `window` when their
- * opening for the lecture is a registration window's — its name, opensAt, and the student's
- * member of its pre-queue ('<window>|<HMAC hex>:<student>') — and the term's windows opened by
- * now (`due`, by opening), whose draws of the lecture run before the join.
- */
-export interface WindowOpening {
-  window: { name: string; opensAt: number; member: string } | null;
-  due: string[];
 }
 
 /** One enroll's hold in Redis: the student, and the deadline consume-5 set (ms) that names it. */

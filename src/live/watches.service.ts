@@ -239,8 +239,14 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
             for (const w of watches) void this.refresh(w);
             return;
           }
-          // The draw's news may have been lost: pre-queued watches of an opened lecture re-read.
-          if (now >= facts.opensAt) this.refreshPreQueued(lectureId, students);
+          // The draw's news may have been lost: pre-queued watches of an opened lecture re-read,
+          // until its draw is seen. Those still pre-queued after it wait for a registration
+          // window's draw (API.md v4), whose news they hear, re-read every REREAD_MS as any
+          // watch: re-read every second, the later cohorts of a morning got a frame each a
+          // second (their seatsLeft moving with every seat taken).
+          if (now >= facts.opensAt && !this.line.drawnSeen(lectureId)) {
+            this.refreshPreQueued(lectureId, students);
+          }
           const waiting = watches.filter((w) => w.seq !== null);
           if (waiting.length > 0) await this.updatePositions(lectureId, waiting);
           const due = watches.filter((w) => now - w.readAt >= REREAD_MS && !w.refreshing);

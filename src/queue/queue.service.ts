@@ -70,7 +70,16 @@ export class QueueService {
     const facts = await this.facts.getPrimary(lectureId);
     // Who may register (API.md v4): HOLD and the student's window before the lecture's own
     // refusals; where the student opens (the lecture's opensAt or their window's).
-    const opening = await this.registration.gate(facts, studentId);
+    let opening: WindowOpening;
+    try {
+      opening = await this.registration.gate(facts, studentId);
+    } catch (err) {
+      // A repeat join answers the place the student has (a hold or a window's change drops
+      // nobody); a fault answers it too, rather than an UNAVAILABLE that hides it (API.md v3).
+      const status = await this.placedAlready(facts, studentId);
+      if (status) return { created: false, status };
+      throw err;
+    }
     // Before the pre-queue's window the join script answers NOT_OPEN, unless the student is
     // pre-queued already (the window shortened since): that join answers their place.
     if (isClosed(facts)) throw closed();
@@ -87,6 +96,16 @@ export class QueueService {
     } finally {
       this.admittedWhileJoining.end(lectureId, studentId, join);
     }
+  }
+
+  /** The student's status when they have a place in the lecture already, else null. */
+  private async placedAlready(
+    facts: LectureFacts,
+    studentId: string,
+  ): Promise<QueueStatusView | null> {
+    const place = await this.placeOf(facts, studentId, false).catch(() => null);
+    const placed = place && ['PRE_QUEUED', 'WAITING', 'ADMITTED', 'ENROLLED'].includes(place.state);
+    return placed ? this.view(facts.id, place, facts) : null;
   }
 
   /**

@@ -51,10 +51,14 @@ function keysOf(lectureId: number) {
     wpre: `${tag}:wpre`,
     /** sorted set, all scores 0: '<window>|<HMAC hex>:<student>' of every window's pre-queue */
     wqueue: `${tag}:wqueue`,
-    /** hash: window -> its draw marker ('at count first'); present once that window drew */
+    /** hash: window -> the opening (ms) its pending pre-queue waits for, by Redis's clock */
+    wopen: `${tag}:wopen`,
+    /** hash: '<window>@<opening>' -> its draw marker ('at count first'), until recorded */
     wdraws: `${tag}:wdraws`,
-    /** sorted set, scores 0: the windows' drawn members, until PostgreSQL has recorded them */
+    /** sorted set, scores 0: '<window>@<opening>|<HMAC hex>:<student>' drawn, until recorded */
     wdrawn: `${tag}:wdrawn`,
+    /** sorted set: first queue number of each window draw -> its last (the log's `via`) */
+    wruns: `${tag}:wruns`,
 
     // admission tickets, from grant to consumption
     /** prefix of ticket keys: one string per admitted student, with the ticket's TTL */
@@ -117,12 +121,6 @@ export function termRecordsKey(term: string): string {
   return `{reg:${term}}:records`;
 }
 
-/**
- * Counter bumped after every committed change of holds or windows: instances poll it and reload
- * their copies when it moves. Written by registration/registration.store.ts only.
- */
-export const REGISTRATION_VERSION_KEY = 'registration:version';
-
 /** The consumer group that copies admission streams into PostgreSQL. */
 export const ADMISSION_LOG_GROUP = 'pg-copier';
 
@@ -143,8 +141,7 @@ export const KEY_OWNERS: Record<
   | 'windowDraws'
   | 'loggedLectures'
   | 'studentLines'
-  | 'termRecords'
-  | 'registrationVersion',
+  | 'termRecords',
   string[]
 > = {
   facts: [FACTS],
@@ -157,8 +154,10 @@ export const KEY_OWNERS: Record<
   draw: [LINE],
   wpre: [LINE],
   wqueue: [LINE],
+  wopen: [LINE],
   wdraws: [LINE],
   wdrawn: [LINE],
+  wruns: [LINE],
   ticketPrefix: [LINE],
   tickets: [LINE],
   inflight: [LINE],
@@ -171,7 +170,6 @@ export const KEY_OWNERS: Record<
   loggedLectures: [LOG],
   studentLines: [LINE],
   termRecords: [REGISTRATION],
-  registrationVersion: [REGISTRATION],
 };
 
 /** Families a file passes to its scripts only to read them: the line admits within the seats. */

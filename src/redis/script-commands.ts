@@ -19,9 +19,9 @@ export function isScriptError<T extends unknown[]>(
   return reply.length === 1;
 }
 
-/** join-14.lua: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened } */
+/** join-16.lua: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened } */
 export type JoinReply = [string, number, number, number, number, number, number, number, number];
-/** admit-16.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew } */
+/** admit-18.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew } */
 export type AdmitReply = [number, number, number, number, number, string[], number, number];
 /** places-9.lua: { waiting, seatsLeft, rate, ...state, detail, seq per student } */
 export type PlacesReply = [number, number, string, ...(string | number)[]];
@@ -36,16 +36,17 @@ type Key10 = [Key, Key, Key, Key, Key, Key, Key, Key, Key, Key];
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     join(
-      ...keysAndArgs: [...Key10, Key, Key, Key, Key, ...Arg[]]
+      ...keysAndArgs: [...Key10, Key, Key, Key, Key, Key, Key, ...Arg[]]
     ): Result<JoinReply | [ScriptError.Missing], Context>;
     observedRate(key: Key): Result<string, Context>;
     admit(
-      ...keysAndArgs: [...Key10, Key, Key, Key, Key, Key, Key, Arg, Arg]
+      ...keysAndArgs: [...Key10, Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
     ): Result<AdmitReply | [ScriptError.Missing], Context>;
     leave(
       ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
     ): Result<[number, number], Context>;
-    drawWindows(...keysAndArgs: [...Key10, ...Arg[]]): Result<(number | string)[], Context>;
+    drawWindows(...keys: [...Key10, Key, Key]): Result<(number | string)[], Context>;
+    moveWindows(key: Key, ...windowsAndOpenings: Arg[]): Result<number, Context>;
     positions(...keysAndArgs: [Key, Key, Key]): Result<PositionsReply, Context>;
     places(
       ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, Key, ...Arg[]]

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -6,6 +6,11 @@ import { ImportedRecord, RecordsInput, checkedRecords } from './records-import';
 import type { RecordsImportView, StudentRecordDto, StudentRecordView } from './registration.dto';
 import { RegistrationStore, VersionedRecord } from './registration.store';
 import { NO_RECORD, StudentRecord } from './registration.types';
+
+/** How often the copies of the terms joins read are compared with PostgreSQL's records. */
+const FRESH_CHECK_MS = 2000;
+/** A term not read by a join for this long is no longer checked. */
+const ACTIVE_MS = 60_000;
 
 /** How long a record read for a join serves the student's other joins (Join all's). */
 const RECENT_MS = 200;
@@ -43,7 +48,11 @@ export function versioned(r: Record<string, unknown>): VersionedRecord {
  * each commit with the change's version, and rebuilt whole when Redis lost it.
  */
 @Injectable()
-export class RecordsService {
+export class RecordsService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(RecordsService.name);
+  /** Terms whose records joins read lately, and the version seen behind at the last check. */
+  private readonly active = new Map<string, { usedAt: number; behind: number | null }>();
+  private timer?: NodeJS.Timeout;
   /** Per term, the rebuild of Redis's copy in flight on this instance. */
   private readonly rebuilds = new Map<string, Promise<void>>();
   /** Records read for joins in the last RECENT_MS (a change applies to joins within 1 s). */
@@ -55,6 +64,15 @@ export class RecordsService {
     @InjectDataSource() private readonly db: DataSource,
     private readonly store: RegistrationStore,
   ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.checkFresh(), FRESH_CHECK_MS);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
 
   async get(term: string, studentId: string): Promise<StudentRecordView> {
     const [row] = await this.db.query(
@@ -174,6 +192,9 @@ export class RecordsService {
   }
 
   private async readForJoin(term: string, studentId: string): Promise<StudentRecord> {
+    const active = this.active.get(term);
+    if (active) active.usedAt = Date.now();
+    else this.active.set(term, { usedAt: Date.now(), behind: null });
     if (this.stale.has(term)) {
       await this.rebuild(term);
       this.stale.delete(term);
@@ -196,6 +217,36 @@ export class RecordsService {
     await this.store
       .putRecords(term, rows.map(versioned))
       .catch(() => this.store.forget(term).catch(() => this.stale.add(term)));
+  }
+
+  /**
+   * Redis's copy of a term joins read lately is behind PostgreSQL's records (a failover lost its
+   * last writes; a write refused and not even marked): rebuilt. A gap seen at two checks in a
+   * row, so that a writer still telling Redis of its commit (an import's 200,000) is not raced.
+   */
+  private async checkFresh(): Promise<void> {
+    for (const [term, seen] of this.active) {
+      if (Date.now() - seen.usedAt > ACTIVE_MS) {
+        this.active.delete(term);
+        continue;
+      }
+      try {
+        const [{ max }] = await this.db.query(
+          'SELECT coalesce(max(record_version), 0)::bigint AS max FROM student_term WHERE term = $1',
+          [term],
+        );
+        const loaded = await this.store.loadedVersion(term);
+        const behind = loaded !== null && Number(max) > loaded ? Number(max) : null;
+        if (behind !== null && seen.behind !== null && seen.behind <= behind) {
+          this.logger.warn(`records of ${term}: Redis's copy is behind PostgreSQL's; rebuilt`);
+          await this.rebuild(term);
+          this.recent.clear();
+          seen.behind = null;
+        } else seen.behind = behind;
+      } catch (err) {
+        this.logger.warn(`records of ${term} not checked: ${(err as Error).message}`);
+      }
+    }
   }
 
   private rebuild(term: string): Promise<void> {

@@ -1,23 +1,21 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { RegistrationStore } from './registration.store';
 import type { RegistrationWindow, StudentHold } from './registration.types';
 import { WINDOW_COLUMNS, windowOf } from './windows.sql';
 
 /** How often an instance looks whether holds or windows changed (a change applies within 1 s). */
 const POLL_MS = 250;
-/** However quiet the counter, copies are read again this often (a change told while Redis was away). */
-const RELOAD_MS = 30_000;
 
 /**
  * This instance's copy of every hold and every term's windows, so that a join judges them without
  * a PostgreSQL read (API.md v4: they apply to joins within 1 s of a change, on every instance).
  * Both are small — a few thousand holds, at most 50 windows a term — so each change reloads them
- * whole: nothing can be missed between two versions. A change is told by the counter every
- * writer bumps after its commit (RegistrationStore.changed), looked at every POLL_MS; a counter
- * Redis lost reads as a change too. The seat transaction never reads these: it judges holds and
- * windows from PostgreSQL itself.
+ * whole: nothing can be missed between two versions. Every change bumps one row,
+ * registration_changes, in its own transaction; each instance reads that row every POLL_MS (one
+ * indexed row, off every request's path) and its copy again when it moved. A read that fails
+ * keeps the copy in use; the next poll tries again. The seat transaction never reads these: it
+ * judges holds and windows from PostgreSQL itself.
  */
 @Injectable()
 export class RegistrationCache implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -25,16 +23,15 @@ export class RegistrationCache implements OnApplicationBootstrap, OnApplicationS
   private holds = new Map<string, StudentHold[]>();
   private windows = new Map<string, RegistrationWindow[]>();
   private loaded: Promise<void> | null = null;
-  private loadedAt = 0;
-  /** the change counter as of the last read (undefined: it could not be read) */
-  private seen: string | null | undefined = undefined;
+  /** the changes' version the copy was read at (null: not read yet) */
+  private version: string | null = null;
+  /** reads started, and the newest one that has landed: an older read never replaces a newer */
+  private started = 0;
+  private landed = 0;
   private timer?: NodeJS.Timeout;
   private polling = false;
 
-  constructor(
-    @InjectDataSource() private readonly db: DataSource,
-    private readonly store: RegistrationStore,
-  ) {}
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => void this.poll(), POLL_MS);
@@ -58,16 +55,13 @@ export class RegistrationCache implements OnApplicationBootstrap, OnApplicationS
     return this.windows.get(term) ?? [];
   }
 
-  /**
-   * Reads both again now (after this instance's own change: its next request sees it). A read
-   * that fails keeps the copy there is in use; the next poll tries again.
-   */
+  /** Reads both again now (after this instance's own change: its next request sees it). */
   async reload(): Promise<void> {
     await this.read();
     this.loaded = Promise.resolve();
   }
 
-  /** The copies, read once (again after a failed read). */
+  /** The copies, read once (again after a failed first read). */
   private ready(): Promise<void> {
     if (!this.loaded) {
       this.loaded = this.read().catch((err: unknown) => {
@@ -78,42 +72,55 @@ export class RegistrationCache implements OnApplicationBootstrap, OnApplicationS
     return this.loaded;
   }
 
+  /** Holds, windows and the changes' version, from one snapshot. */
   private async read(): Promise<void> {
-    // The counter as of before this read: a change committed after it moves it again.
-    const version = await this.store.version().catch(() => undefined);
-    const [holdRows, windowRows] = await Promise.all([
-      this.db.query('SELECT student_id, code, message FROM student_hold ORDER BY student_id, code'),
-      this.db.query(`SELECT term, ${WINDOW_COLUMNS} FROM term_window ORDER BY term, position`),
-    ]);
+    const mine = ++this.started;
+    const [row] = (await this.db.query(
+      `SELECT (SELECT version FROM registration_changes)::text AS version,
+              (SELECT coalesce(json_agg(json_build_object('studentId', student_id, 'code', code, 'message', message)
+                                        ORDER BY student_id, code), '[]') FROM student_hold) AS holds,
+              (SELECT coalesce(json_agg(row_to_json(w) ORDER BY w.term, w.position), '[]')
+                 FROM (SELECT term, position, ${WINDOW_COLUMNS} FROM term_window) w) AS windows`,
+    )) as { version: string; holds: HoldRow[]; windows: Record<string, unknown>[] }[];
+    if (mine < this.landed) return; // a newer read landed meanwhile
     const holds = new Map<string, StudentHold[]>();
-    for (const r of holdRows as { student_id: string; code: string; message: string }[]) {
-      const list = holds.get(r.student_id) ?? [];
-      list.push({ code: r.code, message: r.message });
-      holds.set(r.student_id, list);
+    for (const h of row.holds) {
+      const list = holds.get(h.studentId) ?? [];
+      list.push({ code: h.code, message: h.message });
+      holds.set(h.studentId, list);
     }
     const windows = new Map<string, RegistrationWindow[]>();
-    for (const r of windowRows as ({ term: string } & Record<string, unknown>)[]) {
-      const list = windows.get(r.term) ?? [];
-      list.push(windowOf(r));
-      windows.set(r.term, list);
+    for (const w of row.windows) {
+      const term = w.term as string;
+      const list = windows.get(term) ?? [];
+      list.push(windowOf({ ...w, opens_at: new Date(w.opens_at as string), closes_at: w.closes_at ? new Date(w.closes_at as string) : null })); // prettier-ignore
+      windows.set(term, list);
     }
     this.holds = holds;
     this.windows = windows;
-    this.loadedAt = Date.now();
-    this.seen = version;
+    this.version = row.version;
+    this.landed = mine;
   }
 
-  /** Reads the copies again when the counter moved, or RELOAD_MS after the last read. */
+  /** Reads the copies again when the changes' version moved. */
   private async poll(): Promise<void> {
     if (this.polling) return;
     this.polling = true;
     try {
-      const version = await this.store.version();
-      if (version !== this.seen || Date.now() - this.loadedAt > RELOAD_MS) await this.reload();
+      const [{ version }] = (await this.db.query(
+        'SELECT version::text AS version FROM registration_changes',
+      )) as { version: string }[];
+      if (version !== this.version) await this.reload();
     } catch (err) {
       this.logger.warn(`holds and windows not read again yet: ${(err as Error).message}`);
     } finally {
       this.polling = false;
     }
   }
+}
+
+interface HoldRow {
+  studentId: string;
+  code: string;
+  message: string;
 }

@@ -21,8 +21,14 @@ export function windowHmac(seed: Buffer, lectureId: number, studentId: string): 
   return createHmac('sha256', seed).update(`${lectureId}:${studentId}`, 'utf8').digest('hex');
 }
 
-/** A join in a term without windows: the lecture's own opening, no window's draw to run. */
-const OPEN_GATE: WindowOpening = Object.freeze({ window: null, due: [] }) as WindowOpening;
+/** A join whose opening is the lecture's own. */
+const OWN_OPENING: WindowOpening = Object.freeze({ window: null }) as WindowOpening;
+
+/**
+ * How long after a window's opening (by this instance's clock) the member of its pre-queue is
+ * still made: Redis's clock, which decides, may be behind this one.
+ */
+const MEMBER_AFTER_OPENING_MS = 60_000;
 
 /**
  * Who may register when (API.md v4), as joins and the registration status judge it. The seat
@@ -47,15 +53,15 @@ export class RegistrationService {
   /**
    * The join's judgement: HOLD, then the window (WINDOW_CLOSED, or WINDOW_NOT_OPEN unless the
    * join falls within preQueueMinutes before the student's opening: it pre-queues), as
-   * errors; else where the student's opening is (their window's, whose pre-queue the join
-   * enters before it opens, or the lecture's own) and the term's windows opened by now, whose
-   * draws of the lecture run before the join. The lecture's own refusals come after.
+   * errors; else where the student's opening is: their window's, whose pre-queue the join enters
+   * before it opens (Redis's clock decides, and runs every window's draw due by it before any
+   * join), or the lecture's own. The lecture's own refusals come after.
    */
   async gate(facts: LectureFacts, studentId: string, now = Date.now()): Promise<WindowOpening> {
     const holds = await this.cache.holdsOf(studentId);
     if (holds.length > 0) throw holdError(holds);
     const windows = await this.cache.windowsOf(facts.term);
-    if (windows.length === 0) return OPEN_GATE;
+    if (windows.length === 0) return OWN_OPENING;
     const record = asksWho(windows) ? await this.records.forJoin(facts.term, studentId) : NO_RECORD;
     const judged = judgeWindows(windows, record, now);
     const opening = openingFor(facts.opensAt, windows, record, now);
@@ -65,12 +71,9 @@ export class RegistrationService {
       const preQueues = preQueueMs > 0 && now < opening.at && now >= opening.at - preQueueMs;
       if (!preQueues || judged.nextOpensAt === null) throw windowNotOpen(judged.nextOpensAt);
     }
-    const due = windows.filter((w) => w.opensAt <= now).sort((a, b) => a.opensAt - b.opensAt);
     const w = opening.window;
-    return {
-      window: w && { name: w.name, opensAt: w.opensAt, member: await this.member(facts, w, studentId, now) }, // prettier-ignore
-      due: due.map((d) => d.name),
-    };
+    if (!w) return OWN_OPENING;
+    return { window: { name: w.name, opensAt: w.opensAt, member: await this.member(facts, w, studentId, now) } }; // prettier-ignore
   }
 
   /**
@@ -121,7 +124,7 @@ export class RegistrationService {
     studentId: string,
     now: number,
   ): Promise<string> {
-    if (now >= w.opensAt) return ''; // opened: no pre-queue to enter
+    if (now >= w.opensAt + MEMBER_AFTER_OPENING_MS) return ''; // long opened: no pre-queue
     const key = `${facts.term}\n${w.name}\n${w.seedCommitment}`;
     let seed = this.seeds.get(key);
     if (!seed) {

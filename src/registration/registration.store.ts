@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { RedisClient } from '../redis/redis-client';
-import { REGISTRATION_VERSION_KEY, termRecordsKey } from '../redis/keys';
+import { termRecordsKey } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
 import type { StudentRecord } from './registration.types';
 
@@ -17,9 +17,8 @@ const CHUNK = 1000;
 
 /**
  * What joins read of registration in Redis (API.md v4): each term's student records, so that a
- * join judges the student's windows without a PostgreSQL read, and the counter that tells every
- * instance the holds or windows changed (src/registration/registration-cache.ts). PostgreSQL is
- * the truth; these are copies, rebuilt from it when Redis lost them.
+ * join judges the student's windows without a PostgreSQL read. PostgreSQL is the truth; this is
+ * a copy, rebuilt from it when Redis lost it.
  */
 @Injectable()
 export class RegistrationStore {
@@ -53,14 +52,13 @@ export class RegistrationStore {
     await this.redis.hdel(termRecordsKey(term), '~');
   }
 
-  /** Tells every instance that holds or windows changed (after the commit). */
-  async changed(): Promise<void> {
-    await this.redis.incr(REGISTRATION_VERSION_KEY);
-  }
-
-  /** The change counter as it is now (null: never bumped, or Redis lost it). */
-  version(): Promise<string | null> {
-    return this.redis.get(REGISTRATION_VERSION_KEY);
+  /**
+   * The highest record version Redis's copy of the term holds (null: not loaded whole): behind
+   * PostgreSQL's, the copy lost writes (a failover, a write refused) and is rebuilt.
+   */
+  async loadedVersion(term: string): Promise<number | null> {
+    const v = await this.redis.hget(termRecordsKey(term), '~');
+    return v === null ? null : Number(v);
   }
 }
 

@@ -3,7 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { RegistrationCache } from './registration-cache';
 import type { HoldView, HoldsView } from './registration.dto';
-import { RegistrationStore } from './registration.store';
 
 /**
  * Holds (API.md v4): a financial or advising block on a student's joins and enrolls in every
@@ -16,7 +15,6 @@ import { RegistrationStore } from './registration.store';
 export class StudentHoldsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly store: RegistrationStore,
     private readonly cache: RegistrationCache,
   ) {}
 
@@ -47,6 +45,7 @@ export class StudentHoldsService {
          RETURNING student_id, code, message, placed_at`,
         [studentId, code, message],
       );
+      await tx.query('UPDATE registration_changes SET version = version + 1');
       return placed as Record<string, unknown>;
     });
     await this.changed();
@@ -55,16 +54,20 @@ export class StudentHoldsService {
 
   /** Lifts the hold (nothing to lift is no error). */
   async lift(studentId: string, code: string): Promise<void> {
-    const { 1: count } = (await this.db.query(
-      'DELETE FROM student_hold WHERE student_id = $1 AND code = $2',
+    // (an UPDATE's answer through TypeORM: its rows and how many it changed)
+    const [, bumped] = (await this.db.query(
+      `WITH gone AS (DELETE FROM student_hold WHERE student_id = $1 AND code = $2 RETURNING 1)
+       UPDATE registration_changes SET version = version + 1 WHERE EXISTS (SELECT 1 FROM gone)`,
       [studentId, code],
     )) as [unknown, number];
-    if (count > 0) await this.changed();
+    if (bumped > 0) await this.changed();
   }
 
-  /** Every instance reads the holds again; this one at once. */
+  /**
+   * This instance reads the holds again at once (its next request sees the change); the others
+   * within a poll of registration_changes, bumped in the change's own transaction.
+   */
   private async changed(): Promise<void> {
-    await this.store.changed().catch(() => undefined); // the periodic read catches up
     await this.cache.reload().catch(() => undefined);
   }
 }

@@ -5,11 +5,7 @@ import { DataSource } from 'typeorm';
 import { AppError } from '../common/error-codes';
 import { RegistrationCache } from './registration-cache';
 import type { WindowDto, WindowView, WindowsView } from './registration.dto';
-import { RegistrationStore } from './registration.store';
-import { WINDOW_COLUMNS, windowOf } from './windows.sql';
-
-/** Advisory lock namespace of window replacements ('wndw'); the term's hash is the other half. */
-const WINDOWS_LOCK = 0x776e6477;
+import { WINDOWS_LOCK, WINDOW_COLUMNS, windowOf } from './windows.sql';
 
 /**
  * A term's registration windows (API.md v4): replaced whole, in the order they are judged. Each
@@ -21,7 +17,6 @@ const WINDOWS_LOCK = 0x776e6477;
 export class WindowsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly store: RegistrationStore,
     private readonly cache: RegistrationCache,
   ) {}
 
@@ -45,15 +40,26 @@ export class WindowsService {
         throw new AppError('VALIDATION_FAILED', `windows.${i}.closesAt must be after opensAt`);
       }
     });
-    await this.db.transaction(async (tx) => {
+    const answer = await this.db.transaction(async (tx) => {
+      // Exclusive: every seat transaction of the term in flight (which holds it shared) commits
+      // first, and the later ones are judged by the new windows.
       await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [WINDOWS_LOCK, term]);
       const kept: { name: string; seed: Buffer }[] = await tx.query(
         'SELECT name, seed FROM term_window WHERE term = $1',
         [term],
       );
       const seeds = new Map(kept.map((w) => [w.name, w.seed]));
+      // A window dropped keeps its seed in the archive: the draws it ran stay checkable.
+      await tx.query(
+        `INSERT INTO window_seed_archive (term, name, opens_at, seed, seed_commitment)
+         SELECT term, name, opens_at, seed, seed_commitment FROM term_window
+          WHERE term = $1 AND NOT name = ANY ($2::varchar[])
+         ON CONFLICT DO NOTHING`,
+        [term, windows.map((w) => w.name)],
+      );
       await tx.query('DELETE FROM term_window WHERE term = $1', [term]);
-      if (windows.length === 0) return;
+      await tx.query('UPDATE registration_changes SET version = version + 1');
+      if (windows.length === 0) return [];
       const rows = windows.map((w, position) => {
         const seed = seeds.get(w.name) ?? randomBytes(32);
         return {
@@ -69,21 +75,23 @@ export class WindowsService {
           seed_commitment: createHash('sha256').update(seed).digest('hex'),
         };
       });
-      await tx.query(
+      return (await tx.query(
         `INSERT INTO term_window (term, name, position, opens_at, closes_at, match_years,
                                   match_majors, match_groups, max_credits, seed, seed_commitment)
          SELECT $1, r.name, r.position, r.opens_at, r.closes_at, r.match_years, r.match_majors,
                 r.match_groups, r.max_credits, decode(r.seed, 'hex'), r.seed_commitment
            FROM jsonb_to_recordset($2::jsonb) AS r (name varchar, position int, opens_at timestamptz,
                 closes_at timestamptz, match_years int[], match_majors varchar[], match_groups varchar[],
-                max_credits int, seed text, seed_commitment text)`,
+                max_credits int, seed text, seed_commitment text)
+         RETURNING ${WINDOW_COLUMNS}, position, seed, opens_at <= now() AS opened`,
         [term, JSON.stringify(rows)],
-      );
+      )) as Record<string, unknown>[];
     });
-    // Every instance reads the windows again (this one at once: its next join sees them).
-    await this.store.changed().catch(() => undefined); // the instances' periodic read catches up
+    // This instance reads the windows again at once (its next join sees them); the others
+    // within a poll of registration_changes (RegistrationCache).
     await this.cache.reload().catch(() => undefined);
-    return this.get(term);
+    const sorted = answer.sort((a, b) => Number(a.position) - Number(b.position));
+    return { term, windows: sorted.map(view) };
   }
 
   /**
@@ -96,6 +104,22 @@ export class WindowsService {
       [term, name, commitment],
     );
     return row?.seed ?? null;
+  }
+
+  /**
+   * The commitment of the seed a window of the term has now, or had when it was dropped last
+   * (a draw's record names it: the seed is published once that window opened).
+   */
+  async commitmentOf(term: string, name: string): Promise<string | null> {
+    const [row] = await this.db.query(
+      `SELECT seed_commitment FROM (
+         SELECT seed_commitment, 1 AS o, now() AS at FROM term_window WHERE term = $1 AND name = $2
+         UNION ALL
+         SELECT seed_commitment, 2, dropped_at FROM window_seed_archive WHERE term = $1 AND name = $2
+       ) s ORDER BY o, at DESC LIMIT 1`,
+      [term, name],
+    );
+    return row ? String(row.seed_commitment).trim() : null;
   }
 }
 

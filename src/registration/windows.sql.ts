@@ -1,3 +1,10 @@
+/**
+ * Advisory lock namespace of a term's windows ('wndw'; the term's hashtext is the other half):
+ * seat transactions take it shared, a replacement of the windows exclusive, so an enroll is
+ * judged by the windows wholly before or wholly after an edit of them (invariant 9).
+ */
+export const WINDOWS_LOCK = 0x776e6477;
+
 import type { RegistrationWindow } from './registration.types';
 
 /** A term_window row's columns as windowOf reads them. */

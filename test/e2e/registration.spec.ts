@@ -2,6 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import request from 'supertest';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { lectureKeys } from '../../src/redis/keys';
+import { RegistrationCache } from '../../src/registration/registration-cache';
 import {
   cancelEnrollment,
   createLecture,
@@ -289,6 +290,48 @@ describe('Who may register when (API.md v4): student records, windows, holds', (
     expect(await ctx.sql('SELECT 1 FROM enrollment WHERE lecture_id = $1', [id])).toEqual([]);
   });
 
+  it('an edit of the windows waits for the enrolls in flight, and those after it are judged by it', async () => {
+    const term = newTerm();
+    const now = Date.now();
+    await putWindows(term, [{ name: 'all', opensAt: iso(now - HOUR) }]);
+    const { id } = await createLecture(a.url, { term });
+    await ticket(a, id, 'edit1');
+    await ticket(a, id, 'edit2');
+    // edit1's row in the term held by hand: their enroll has locked the lecture, and with it the
+    // term's windows shared, and waits for it.
+    await ctx.sql('INSERT INTO student_term (student_id, term) VALUES ($1, $2)', ['edit1', term]);
+    await ctx.pg.query('BEGIN');
+    await ctx.pg.query('SELECT 1 FROM student_term WHERE student_id = $1 AND term = $2 FOR UPDATE', ['edit1', term]); // prettier-ignore
+    const first = enroll(a.url, id, 'edit1').then((r) => r); // sent now (supertest waits for a then)
+    await eventually(async () => {
+      const [row] = await ctx.sql<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid
+          WHERE s.datname = current_database() AND NOT l.granted AND l.locktype IN ('tuple', 'transactionid')`,
+      );
+      return row.n > 0;
+    }, 10_000);
+    // The window closes: the edit waits for the enroll that began under it.
+    let edited = false;
+    const edit = putWindows(term, [
+      { name: 'all', opensAt: iso(now - HOUR), closesAt: iso(now - 60_000) },
+    ]).then((r) => {
+      // prettier-ignore
+      edited = true;
+      return r;
+    });
+    await sleep(300);
+    expect(edited).toBe(false);
+    await ctx.pg.query('COMMIT');
+    expect((await first).status).toBe(201); // judged by the windows it began under
+    expect((await edit).status).toBe(200);
+    // The next enroll is judged by the windows as edited.
+    const second = await enroll(b.url, id, 'edit2');
+    expect([second.status, second.body.code]).toEqual([409, 'WINDOW_CLOSED']);
+    // Back as edit1 enrolled under it: the file's closing check of invariant 9 reads today's
+    // windows, not those of each enroll's moment.
+    await putWindows(term, [{ name: 'all', opensAt: iso(now - HOUR) }]);
+  });
+
   it('holds: joins, enrolls (ticket kept) and Join all answer HOLD on every instance; leaving and cancelling still work', async () => {
     const term = newTerm();
     const [l1, l2, l3] = await Promise.all([1, 2, 3].map(() => createLecture(a.url, { term })));
@@ -301,13 +344,17 @@ describe('Who may register when (API.md v4): student records, windows, holds', (
     expect(Date.parse(placed.body.placedAt)).toBeGreaterThan(0);
     const holds = [{ code: 'BURSAR', message: 'Tuition balance due' }];
     // On the other instance within a second.
-    await eventually(async () => (await join(b.url, l3.id, 'held')).status === 403, 1000);
+    await eventually(async () => (await b.app.get(RegistrationCache).holdsOf('held')).length > 0, 1000); // prettier-ignore
+    expect((await join(b.url, l3.id, 'held')).status).toBe(403);
     const refused = await join(a.url, l3.id, 'held');
     expect(refused.body).toMatchObject({ statusCode: 403, code: 'HOLD', holds });
     const enrollRefused = await enroll(b.url, l1.id, 'held');
     expect(enrollRefused.status).toBe(403);
     expect(enrollRefused.body).toMatchObject({ code: 'HOLD', holds });
     expect((await queueStatus(a.url, l1.id, 'held')).body.status).toBe('ADMITTED'); // ticket kept
+    // A repeat join answers the place the student has: a hold drops nobody.
+    const again = await join(b.url, l1.id, 'held');
+    expect([again.status, again.body.status]).toEqual([200, 'ADMITTED']);
     await request(a.url).put(`/me/terms/${term}/plan`).set(studentHeaders('held')).send({ lectureIds: [l3.id] }); // prettier-ignore
     const all = await request(b.url).post(`/me/terms/${term}/plan/queue`).set(studentHeaders('held')); // prettier-ignore
     expect(all.body.items[0]).toMatchObject({ lectureId: l3.id, error: { code: 'HOLD' } });
@@ -319,7 +366,8 @@ describe('Who may register when (API.md v4): student records, windows, holds', (
     // Lifted: everything works again, on both instances.
     expect((await liftHold('held', 'BURSAR')).status).toBe(204);
     expect((await liftHold('held', 'BURSAR')).status).toBe(204);
-    await eventually(async () => (await join(b.url, l1.id, 'held')).status === 201, 1000);
+    await eventually(async () => (await b.app.get(RegistrationCache).holdsOf('held')).length === 0, 1000); // prettier-ignore
+    expect((await join(b.url, l1.id, 'held')).status).toBe(201);
     while ((await a.app.get(AdmissionService).admit(l1.id, 'event')) > 0);
     expect((await enroll(a.url, l1.id, 'held')).status).toBe(201);
     for (const bad of ['bursar', 'X'.repeat(33)]) {
@@ -434,7 +482,7 @@ describe('Who may register when (API.md v4): student records, windows, holds', (
     const draw = await request(a.url).get(`/lectures/${id}/draw`).set(adminHeaders());
     expect(draw.status).toBe(200);
     expect(draw.body.windows).toHaveLength(1);
-    expect(draw.body.windows[0]).toMatchObject({ window: 'juniors' });
+    expect(draw.body.windows[0]).toMatchObject({ window: 'juniors', seedCommitment: commitment, seed }); // prettier-ignore
     expect(draw.body.windows[0].items).toEqual(byHmac.map((s) => ({ studentId: s, hmac: windowHmac(seed, id, s) }))); // prettier-ignore
     const [drawRow] = await ctx.sql<{ first_seq: string; pre_queued_count: number }>(
       'SELECT first_seq, pre_queued_count FROM window_draw WHERE lecture_id = $1',

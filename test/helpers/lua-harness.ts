@@ -56,14 +56,22 @@ export class LuaHarness {
     member = '',
     askRoom = true,
     window: { name: string; opensAt: number; member: string } | null = null,
-    due: string[] = [],
   ): Promise<JoinReply | [ScriptError]> {
     const k = lectureKeys(id);
     return this.redis.join(
       k.queue, k.seq, k.ticket(student), k.inflight, k.enrolled, k.facts, k.tickets,
-      k.prequeue, k.drawn, k.draw, k.wpre, k.wqueue, k.wdraws, k.wdrawn,
+      k.prequeue, k.drawn, k.draw, k.wpre, k.wqueue, k.wopen, k.wdraws, k.wdrawn, k.wruns,
       student, join ? '1' : '0', member, askRoom ? '1' : '0',
-      window?.name ?? '', window?.opensAt ?? 0, window?.member ?? '', ...due,
+      window?.name ?? '', window?.opensAt ?? 0, window?.member ?? '',
+    ); // prettier-ignore
+  }
+
+  /** The leave script: gives up the student's place (`member`: their pre-queue member, if any). */
+  leave(id: number, student: string, member = ''): Promise<[number, number]> {
+    const k = lectureKeys(id);
+    return this.redis.leave(
+      k.queue, k.ticket(student), k.tickets, k.stats, k.gone, k.prequeue, k.wpre, k.wqueue,
+      student, member,
     ); // prettier-ignore
   }
 
@@ -78,8 +86,8 @@ export class LuaHarness {
     const k = lectureKeys(id);
     return this.redis.admit(
       k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
-      k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions, k.wpre, k.wqueue,
-      mode, intervalMs,
+      k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions, k.wpre, k.wqueue, k.wopen,
+      k.wruns, mode, intervalMs,
     ); // prettier-ignore
   }
 

@@ -3,7 +3,7 @@ import { LuaHarness } from '../helpers/lua-harness';
 
 const students = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `s${from + i}`);
 
-describe('admit-16.lua (pop-and-grant)', () => {
+describe('admit-18.lua (pop-and-grant)', () => {
   let h: LuaHarness;
   let id = 0;
   let k: ReturnType<typeof lectureKeys>;

@@ -3,7 +3,7 @@ import { JoinReply, ScriptError } from '../../src/redis/script-commands';
 import { positionIn, shapeOf } from '../../src/line/line.types';
 import { LuaHarness } from '../helpers/lua-harness';
 
-describe('join-14.lua', () => {
+describe('join-16.lua', () => {
   let h: LuaHarness;
   let id = 100;
   let k: ReturnType<typeof lectureKeys>;
@@ -108,19 +108,7 @@ describe('leave-8 and positions-3: live positions from sequence numbers', () => 
   let h: LuaHarness;
   let id = 300;
   let k: ReturnType<typeof lectureKeys>;
-  const leave = (s: string) =>
-    h.redis.leave(
-      k.queue,
-      k.ticket(s),
-      k.tickets,
-      k.stats,
-      k.gone,
-      k.prequeue,
-      k.wpre,
-      k.wqueue,
-      s,
-      '',
-    );
+  const leave = (s: string) => h.leave(id, s);
   const shape = async () => shapeOf(await h.redis.positions(k.queue, k.gone, k.admitLog));
 
   beforeAll(async () => (h = await LuaHarness.create()));

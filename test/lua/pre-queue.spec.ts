@@ -5,7 +5,7 @@ import { LuaHarness } from '../helpers/lua-harness';
 // A pre-queue member as DrawSeeds makes it: 64 hex digits (the HMAC), ':', the student.
 const member = (hmacDigit: string, student: string) => `${hmacDigit.repeat(64)}:${student}`;
 
-describe('the pre-queue and the draw (join-14, admit-16, includes/draw.lua)', () => {
+describe('the pre-queue and the draw (join-16, admit-18, includes/draw.lua)', () => {
   let h: LuaHarness;
   let id = 700;
   let k: ReturnType<typeof lectureKeys>;
@@ -105,19 +105,7 @@ describe('the pre-queue and the draw (join-14, admit-16, includes/draw.lua)', ()
     await opensIn(60_000);
     await place('a', true, member('a', 'a'));
     await place('b', true, member('b', 'b'));
-    const leave = (s: string, m: string) =>
-      h.redis.leave(
-        k.queue,
-        k.ticket(s),
-        k.tickets,
-        k.stats,
-        k.gone,
-        k.prequeue,
-        k.wpre,
-        k.wqueue,
-        s,
-        m,
-      );
+    const leave = (s: string, m: string) => h.leave(id, s, m);
     expect(await leave('a', member('a', 'a'))).toEqual([1, 0]);
     expect(await leave('a', member('a', 'a'))).toEqual([0, 0]);
     expect(await h.redis.zrange(k.prequeue, 0, -1)).toEqual([member('b', 'b')]);

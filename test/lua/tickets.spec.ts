@@ -19,19 +19,7 @@ describe('leave-8, consume-5, give-back-4, regrant-3, lapsed-1, end-holds-1', ()
       k.ticket(s), k.tickets, k.inflight, k.stats, s, ms,
       deadline ?? Number(await h.redis.zscore(k.inflight, s)),
     ); // prettier-ignore
-  const leave = (s: string) =>
-    h.redis.leave(
-      k.queue,
-      k.ticket(s),
-      k.tickets,
-      k.stats,
-      k.gone,
-      k.prequeue,
-      k.wpre,
-      k.wqueue,
-      s,
-      '',
-    );
+  const leave = (s: string) => h.leave(id, s);
 
   beforeAll(async () => (h = await LuaHarness.create()));
   afterAll(() => h.close());

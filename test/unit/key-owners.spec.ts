@@ -26,7 +26,6 @@ function familiesNamedIn(text: string): Set<string> {
   if (/\bWINDOW_DRAWS_KEY\b/.test(text)) named.add('windowDraws');
   if (/\bstudentLinesKey\b/.test(text)) named.add('studentLines');
   if (/\btermRecordsKey\b/.test(text)) named.add('termRecords');
-  if (/\bREGISTRATION_VERSION_KEY\b/.test(text)) named.add('registrationVersion');
   return named;
 }
 
@@ -56,7 +55,7 @@ describe('One owner per Redis key family (src/redis/keys.ts, KEY_OWNERS)', () =>
   it('no file but the owners builds a lecture key or names the shared sets', () => {
     const users = files
       .filter(({ text }) =>
-        /\b(lectureKeys|WAITING_LECTURES_KEY|LOGGED_LECTURES_KEY|studentLinesKey|termRecordsKey|REGISTRATION_VERSION_KEY|WINDOW_DRAWS_KEY)\b/.test(
+        /\b(lectureKeys|WAITING_LECTURES_KEY|LOGGED_LECTURES_KEY|studentLinesKey|termRecordsKey|WINDOW_DRAWS_KEY)\b/.test(
           text,
         ),
       )

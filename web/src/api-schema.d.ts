@@ -708,6 +708,10 @@ export interface components {
             window: string;
             /** @description ISO 8601 time of the draw */
             drawnAt: string;
+            /** @description lowercase hex SHA-256 of the seed the window drew by (null: not known) */
+            seedCommitment: string | null;
+            /** @description that seed, lowercase hex: the window has opened, so it is published */
+            seed: string | null;
             items: components["schemas"]["DrawnStudentView"][];
         };
         DrawView: {

@@ -14,10 +14,8 @@
   KEYS[8] prequeue  sorted set (scores 0): '<HMAC hex>:<student>' of the pre-queued students
   KEYS[9] drawn     the pre-queue as drawn (see includes/draw.lua)
   KEYS[10] draw     hash: the draw marker, present once the pre-queue was drawn
-  KEYS[11] wpre     hash: student -> member, the students in a window's pre-queue
-  KEYS[12] wqueue   the windows' pre-queues (see includes/window-draw.lua)
-  KEYS[13] wdraws   hash: window -> its draw marker
-  KEYS[14] wdrawn   the windows' pre-queues as drawn
+  KEYS[11..16] wpre, wqueue, wopen, wdraws, wdrawn, wruns: the registration windows'
+           pre-queues of the lecture and their draws (see includes/window-draw.lua)
 
   ARGV[1] student id
   ARGV[2] '1' to join when not already present, '0' to only read
@@ -26,11 +24,12 @@
   ARGV[4] '1' when a new join should say whether there is room to admit (event admission)
   ARGV[5] the window whose opening is the student's for this lecture ('' : the lecture's own,
           API.md v4: the later of the lecture's opensAt and their window's)
-  ARGV[6] that window's opensAt (ms)
+  ARGV[6] that window's opensAt (ms), as the caller knows the windows now
   ARGV[7] the student's member of that window's pre-queue, '<window>|<HMAC hex>:<student>'
-  ARGV[8 ..] the term's windows opened by now, by opening: once the lecture has opened, their
-          draws of it run first (each once), so a join goes behind every window drawn by now
+          ('' when the caller, by its clock, found the window open already)
 
+  Once the lecture has opened, the windows' pre-queues whose opening has come by Redis's clock
+  are drawn first (each once), so a join goes behind every window drawn by now.
   Before opensAt (Redis time) a join enters the pre-queue if the window
   [opensAt - preQueueMs, opensAt) has begun; from opensAt on, the draw runs first (once), so
   a join a moment after opening still goes behind every drawn student.
@@ -48,6 +47,8 @@
     seq   for WAITING only: the student's join sequence number (0 otherwise)
     drew  1 when this call ran the lecture's draw, 2 a window's, 3 both (the caller records
           them in PostgreSQL)
+          | 'NOT_OPEN' also when the student's window has not opened by Redis's clock and the
+            caller, by a clock ahead of it, brought no member to pre-queue them with
     opened 1 when this call saw the draw marker (the lecture has opened and was drawn: no
           pre-queue member is needed for it again); 0 when it did not look
   The admission rate is not read here: every waiting student's answer would pay for it, and
@@ -100,26 +101,26 @@ else
   seq = drew == 1 and rcall('ZSCORE', KEYS[1], student)
   if seq then return waitingAt(seq) end
 end
-if opened == 1 and #ARGV >= 8 and rcall('EXISTS', KEYS[12]) == 1 then
-  -- The windows opened by now draw their pre-queues of the lecture first, in their order.
-  local wdrew = 0
-  for i = 8, #ARGV do wdrew = math.max(wdrew, drawWindow(now, ARGV[i], 1, 2, 11, 12, 13, 14)) end
-  if wdrew == 1 then
-    drew = drew + 2
-    seq = rcall('ZSCORE', KEYS[1], student)
-    if seq then return waitingAt(seq) end
-  end
+local W = { queue = 1, seq = 2, wpre = 11, wqueue = 12, wopen = 13, wdraws = 14, wdrawn = 15, wruns = 16 }
+local window, windowAt = ARGV[5], tonumber(ARGV[6])
+-- The student's window, if it waits to draw, waits for its opening as the caller knows it now.
+if window ~= '' and rcall('HEXISTS', KEYS[13], window) == 1 then rcall('HSET', KEYS[13], window, windowAt) end
+if opened == 1 and #drawDueWindows(now, W) > 0 then
+  drew = drew + 2
+  seq = rcall('ZSCORE', KEYS[1], student)
+  if seq then return waitingAt(seq) end
 end
 -- In a window's pre-queue: until that window draws.
 if rcall('HEXISTS', KEYS[11], student) == 1 then return answer('PRE_QUEUED', 0, 0) end
-if ARGV[5] ~= '' and now < tonumber(ARGV[6]) and rcall('HEXISTS', KEYS[13], ARGV[5]) == 0 then
+if window ~= '' and now < windowAt then
   -- The student's opening is a window's, still to come: its pre-queue (the caller judged the
   -- pre-queue's time by the window), drawn at the window's opening behind everyone waiting.
-  -- (Not once that window has drawn: by a clock ahead of Redis's it opened already.)
   if ARGV[2] ~= '1' then return answer('NOT_QUEUED', 0, 0) end
+  if ARGV[7] == '' then return answer('NOT_OPEN', 0, 0) end
   if seats <= 0 then return answer('FULL', 0, 0) end
   rcall('HSET', KEYS[11], student, ARGV[7])
   rcall('ZADD', KEYS[12], 0, ARGV[7])
+  rcall('HSET', KEYS[13], window, windowAt)
   return answer('PRE_QUEUED', 0, 1)
 end
 if opened == 0 then

@@ -25,6 +25,9 @@
   KEYS[15] wpre         hash: student -> member, the students in a window's pre-queue
   KEYS[16] wqueue       the windows' pre-queues, drawn at each window's opening (the draw sweep
                         and joins run those draws: includes/window-draw.lua)
+  KEYS[17] wopen        hash: window -> the opening its pre-queue waits for
+  KEYS[18] wruns        sorted set: the queue numbers window draws gave (first -> last), for the
+                        admission log's `via`
 
   ARGV[1] 'tick' (the cron: at most once per interval slot, whichever instance comes first),
           'event' (a slot may have freed: fill spare room now) or 'draw' (run the draw if it
@@ -83,7 +86,7 @@ if closesAt and now >= closesAt then
   -- its pre-queued students are recorded as drawn rather than dropped unseen.
   drew = drawIfDue(now, tonumber(f[5]), 9, 10, 11, 1, 12)
   for _, student in ipairs(rcall('ZRANGE', KEYS[2], 0, -1)) do rcall('DEL', KEYS[6] .. student) end
-  rcall('DEL', KEYS[1], KEYS[2], KEYS[8], KEYS[9], KEYS[15], KEYS[16])
+  rcall('DEL', KEYS[1], KEYS[2], KEYS[8], KEYS[9], KEYS[15], KEYS[16], KEYS[17], KEYS[18])
   return answer()
 end
 
@@ -101,6 +104,7 @@ local lastDrawn = tonumber(d[1] or '1') + tonumber(d[2] or '0') - 1
 
 local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
 local room = math.min(batch, maxActive - held, seatsLeft - held)
+local hasRuns = rcall('EXISTS', KEYS[18]) == 1
 local admitted = 0
 while admitted < room do
   local popped = rcall('ZPOPMIN', KEYS[1], room - admitted)
@@ -112,7 +116,13 @@ while admitted < room do
       rcall('ZADD', KEYS[2], now + ttlMs, student)
       rcall('HSET', KEYS[13], student, seq)
       local via = 'queue'
-      if tonumber(seq) <= lastDrawn then via = 'draw' end
+      if tonumber(seq) <= lastDrawn then
+        via = 'draw'
+      elseif hasRuns then
+        -- a registration window's draw gave it, if the run starting at or before it covers it
+        local run = rcall('ZREVRANGEBYSCORE', KEYS[18], seq, '-inf', 'LIMIT', 0, 1)
+        if #run > 0 and tonumber(run[1]) >= tonumber(seq) then via = 'draw' end
+      end
       rcall('XADD', KEYS[14], '*', 's', student, 'q', seq, 't', now, 'v', via)
       admitted = admitted + 1
       granted[admitted] = student
