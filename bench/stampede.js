@@ -3,9 +3,12 @@
 // machine and reports every figure beside a reference measured in the same run.
 //   npm run bench -- [--students 5000] [--seats 500] [--mode pubsub,keyspace,cron] [--json FILE]
 //   npm run bench -- --term [--term-students 5000]   (a whole term's registration morning alone)
+//   npm run bench -- --term --windows 4   (the same morning, then again in 4 registration windows
+//                                          by cohort, one opening after another; the default run
+//                                          does both scaled down, in --windows N or 4)
 //   npm run bench -- --hot-path [--hot-requests 20000]  (first joins and status reads alone)
 //   npm run bench -- --catalog [--catalog-sections 10000]  (a term's catalog imported alone)
-//   npm run bench -- --hot  (the hot lecture's enroll rates alone: plain, rules, packages)
+//   npm run bench -- --hot  (the hot lecture's enroll rates alone: plain, rules, packages, windows)
 // With several modes, the stampede runs once per mode and the table compares them.
 // Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
 // This file orchestrates: the settings are lib/run-config.js, the scenarios scenarios/, the
@@ -23,7 +26,8 @@ const { hotLecture } = require('./scenarios/hot-lecture');
 const { openStreams } = require('./scenarios/open-streams');
 const { preQueueOpening } = require('./scenarios/pre-queue');
 const { termMorning } = require('./scenarios/term-morning');
-const { termTable } = require('./lib/term-report');
+const { termWindows } = require('./scenarios/term-windows');
+const { termTable, windowsTable } = require('./lib/term-report');
 const { snapshotNodeArgs } = require('./lib/service-memory');
 const { startNodeArgs } = require('./lib/start-command');
 const { hotPath } = require('./scenarios/hot-path');
@@ -33,7 +37,7 @@ const { catalogTable } = require('./lib/catalog-report');
 const { joinFloor, pgbench, directPeer } = require('./references');
 const {
   ROOT, opt, STUDENTS, SEATS, CONNECTIONS, MODES, MODE, CLIENTS, PG_SERVER, CLUSTER_DIR,
-  REDIS_URL, REDIS_ENV, DB, DB_URL, PREFIX, SECRET, token, log, CATALOG_SECTIONS,
+  REDIS_URL, REDIS_ENV, DB, DB_URL, PREFIX, SECRET, token, log, CATALOG_SECTIONS, WINDOWS,
 } = require('./lib/run-config'); // prettier-ignore
 
 /** The service as `npm start` runs it, on its own database and Redis key prefix. */
@@ -122,6 +126,10 @@ async function main() {
   results.term = await withService(MODE, (api, admin) =>
     termMorning(api, admin, { students: termStudents }),
   );
+  log(`registration morning of a term in ${WINDOWS} windows by cohort`);
+  results.termWindows = await withService(MODE, (api, admin) =>
+    termWindows(api, admin, { students: termStudents, windows: WINDOWS }),
+  );
   log('the catalog: a term of sections imported in one request');
   results.catalog = await withService(MODE, (api, admin) =>
     catalogImport(api, admin, { sections: CATALOG_SECTIONS }),
@@ -142,12 +150,14 @@ async function main() {
   await stores.redisConfig(REDIS_URL, 'notify-keyspace-events', keyspaceEvents);
 
   const report = markdown(results);
-  const term = termTable(results.term, results.pgbench.available ? results.pgbench.best : null);
+  const pgTps = results.pgbench.available ? results.pgbench.best : null;
+  const term = termTable(results.term, pgTps);
+  const inWindows = windowsTable(results.termWindows, results.term, pgTps);
   const hotTable = hotPathTable(results.hotPath);
   const catalog = catalogTable(results.catalog);
-  process.stdout.write(`${report.table}\n\n${term.table}\n\n${hotTable.table}\n\n${catalog.table}\n`); // prettier-ignore
-  const ratios = { ...report.ratios, ...term.ratios, ...hotTable.ratios, ...catalog.ratios };
-  const ok = report.ok && term.ok && hotTable.ok && catalog.ok;
+  process.stdout.write(`${report.table}\n\n${term.table}\n\n${inWindows.table}\n\n${hotTable.table}\n\n${catalog.table}\n`); // prettier-ignore
+  const ratios = { ...report.ratios, ...term.ratios, ...inWindows.ratios, ...hotTable.ratios, ...catalog.ratios }; // prettier-ignore
+  const ok = report.ok && term.ok && inWindows.ok && hotTable.ok && catalog.ok;
   if (opt.json) writeFileSync(opt.json, JSON.stringify({ ...results, ratios, ok }, null, 2));
   if (!ok) {
     log('an invariant check failed');
@@ -198,22 +208,25 @@ async function preQueueMain() {
 
 /**
  * The hot lecture's enroll rate plain, with the term's rules reading a timetable, taken as a
- * package with a discussion, and plain with a body: twice each in turns (best of two), since
- * one run of any alone swings with the machine more than the rules or the second seat cost.
+ * package with a discussion, plain with a body, and in a term with registration windows,
+ * records and holds: twice each in turns (best of two), since one run of any alone swings with
+ * the machine more than the rules, the second seat or the window and hold checks cost.
  */
 async function hotLectures() {
-  log('hot-lecture enroll rate: plain, with held timetables, as packages, plain with a body');
+  log('hot-lecture enroll rate: plain, with held timetables, as packages, plain with a body, with windows'); // prettier-ignore
   const hot = [];
-  const kinds = [{}, { holding: true }, { packages: true }, { emptySections: true }];
+  const kinds = [{}, { holding: true }, { packages: true }, { emptySections: true }, { windows: true }, { records: true }]; // prettier-ignore
   for (const kind of [...kinds, ...kinds]) {
     hot.push(await withService(MODE, (api, admin) => hotLecture(api, admin, kind)));
   }
   const best = (runs) => runs.reduce((a, b) => (b.rate > a.rate ? b : a));
   return {
-    hot: best(hot.filter((r) => !r.holding && !r.packages && !r.emptySections)),
+    hot: best(hot.filter((r) => !r.holding && !r.packages && !r.emptySections && !r.windows && !r.records)), // prettier-ignore
     hotRules: best(hot.filter((r) => r.holding)),
     hotPackages: best(hot.filter((r) => r.packages)),
     hotWithBody: best(hot.filter((r) => r.emptySections)),
+    hotWindows: best(hot.filter((r) => r.windows)),
+    hotRecords: best(hot.filter((r) => r.records)),
   };
 }
 
@@ -231,6 +244,9 @@ async function hotMain() {
     line('holding 4–5 lectures of the term', r.hotRules),
     line('with one of two discussions (package)', r.hotPackages),
     line('plain, sending `{"sections": []}` (what a body costs)', r.hotWithBody),
+    line("in a term with 4 registration windows, every student's record, holds on a tenth as many others", r.hotWindows), // prettier-ignore
+    line('the same records and holds, a term without windows', r.hotRecords),
+    line('the term with windows against the same without (what the window rule costs)', r.hotWindows, r.hotRecords), // prettier-ignore
     line('the package against the plain enroll with a body', r.hotPackages, r.hotWithBody),
   ].join('\n');
   process.stdout.write(`Mode ${MODE}, ${new Date().toISOString()}\n${table}\n`);
@@ -267,16 +283,29 @@ async function termMain() {
       nodeArgs: snapshotNodeArgs(),
     },
   );
+  // --windows: the same students' morning again in windows by cohort, in a service of its own.
+  let inWindows = null;
+  if (opt.windows) {
+    log(`registration morning in ${WINDOWS} windows by cohort: ${students} students, mode ${MODE}`); // prettier-ignore
+    inWindows = await withService(MODE, (api, admin) =>
+      termWindows(api, admin, { students, windows: WINDOWS }),
+    );
+  }
   log('reference: pgbench');
   const pg = pgbench();
   await stores.dropDatabase(PG_SERVER, DB);
   await stores.deleteRedisPrefix(REDIS_URL, PREFIX);
-  const report = termTable(morning, pg.available ? pg.best : null);
+  const pgTps = pg.available ? pg.best : null;
+  const report = termTable(morning, pgTps);
+  const windows = inWindows && windowsTable(inWindows, morning, pgTps);
   process.stdout.write(
-    `Mode ${MODE}, Redis ${opt.redis}, ${new Date().toISOString()}\n${report.table}\n`,
+    `Mode ${MODE}, Redis ${opt.redis}, ${new Date().toISOString()}\n${report.table}\n` +
+      (windows ? `\n${windows.table}\n` : ''),
   );
-  if (opt.json) writeFileSync(opt.json, JSON.stringify({ term: morning, pgbench: pg, ratios: report.ratios, ok: report.ok }, null, 2)); // prettier-ignore
-  if (!report.ok) {
+  const ok = report.ok && (!windows || windows.ok);
+  const ratios = { ...report.ratios, ...windows?.ratios };
+  if (opt.json) writeFileSync(opt.json, JSON.stringify({ term: morning, termWindows: inWindows, pgbench: pg, ratios, ok }, null, 2)); // prettier-ignore
+  if (!ok) {
     log('an invariant check failed');
     process.exitCode = 1;
   }

@@ -22,6 +22,40 @@ class Bound {
 }
 
 /**
+ * Requests sent, counted per 100 ms of the wall clock (the clock openings are set by): one
+ * Date.now() and an add per request. `peak(from, to)`: the busiest 1 s (ten buckets in a row)
+ * within [from, to), as requests/s and when it began.
+ */
+class RequestCounter {
+  constructor() {
+    this.buckets = []; // [bucket, count], in order; a bucket with no request is absent
+    this.bucket = -1;
+    this.n = 0;
+  }
+  tick() {
+    const b = Math.floor(Date.now() / 100);
+    if (b !== this.bucket) {
+      if (this.n > 0) this.buckets.push([this.bucket, this.n]);
+      this.bucket = b;
+      this.n = 0;
+    }
+    this.n += 1;
+  }
+  peak(fromMs, toMs = Infinity) {
+    const all = this.n > 0 ? [...this.buckets, [this.bucket, this.n]] : this.buckets;
+    const within = all.filter(([b]) => b * 100 >= fromMs && b * 100 < toMs);
+    let best = { perSecond: 0, at: null };
+    let sum = 0;
+    for (let i = 0, j = 0; j < within.length; j++) {
+      sum += within[j][1];
+      while (within[j][0] - within[i][0] >= 10) sum -= within[i++][1];
+      if (sum > best.perSecond) best = { perSecond: sum, at: within[i][0] * 100 };
+    }
+    return best;
+  }
+}
+
+/**
  * Connections kept for admitted students' enrolls (see HttpClient): more than can be admitted
  * at once with the default maxActiveTickets (200) plus double-clicks, so no admitted student's
  * click waits for another's connection (it did at 50: the generator, not the service, queued
@@ -43,6 +77,7 @@ class HttpClient {
     this.bound = new Bound(connections);
     this.enrollPool = new Pool(url, { connections: ENROLL_LANE_CONNECTIONS, ...options });
     this.enrollBound = new Bound(ENROLL_LANE_CONNECTIONS);
+    this.sent = new RequestCounter();
   }
   /**
    * One request inside its bound; resolves to { status, body, ms } and never throws.
@@ -52,6 +87,7 @@ class HttpClient {
     const [bound, pool] =
       lane === 'enroll' ? [this.enrollBound, this.enrollPool] : [this.bound, this.pool];
     return bound.run(async () => {
+      this.sent.tick();
       const started = performance.now();
       try {
         const headers = token ? { authorization: `Bearer ${token}` } : {};
@@ -102,12 +138,19 @@ const latency = (replies) => ({
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** Runs `task` over `items`, `limit` at a time. */
+async function inTurns(items, limit, task) {
+  for (let i = 0; i < items.length; i += limit) await Promise.all(items.slice(i, i + limit).map(task)); // prettier-ignore
+}
+
 module.exports = {
   Bound,
   HttpClient,
+  RequestCounter,
   latency,
   percentile,
   sleep,
+  inTurns,
   now: () => performance.now(),
   ENROLL_LANE_CONNECTIONS,
 };

@@ -100,4 +100,12 @@ function cpuSeconds(pid) {
   }
 }
 
-module.exports = { startNode, stop, killAll, peakRssMb, rssMb, cpuSeconds };
+/** The machine's CPU seconds so far, busy (not idle nor waiting for I/O) and all, over every core. */
+function machineCpuSeconds() {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+  const n = ticks.slice(0, 8).map(Number); // user nice system idle iowait irq softirq steal
+  const all = n.reduce((a, b) => a + b, 0);
+  return { busy: (all - n[3] - n[4]) / 100, all: all / 100 };
+}
+
+module.exports = { startNode, stop, killAll, peakRssMb, rssMb, cpuSeconds, machineCpuSeconds };

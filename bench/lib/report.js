@@ -12,6 +12,8 @@ function markdown(r) {
     joinRateVsFloor: ratio(s.join.rate, r.floor.rate),
     hotEnrollRateVsPgbench: ratio(r.hot.rate, pgLimit),
     rulesCost: ratio(r.hotRules.rate, r.hot.rate),
+    windowsCost: ratio(r.hotWindows?.rate, r.hot.rate),
+    windowRuleCost: ratio(r.hotWindows?.rate, r.hotRecords?.rate),
     packageCost: ratio(r.hotPackages?.rate, r.hot.rate),
     bodyCost: ratio(r.hotWithBody?.rate, r.hot.rate),
     fillTimeVsPgbench: ratio(s.fillSeconds, fillFloor),
@@ -23,7 +25,9 @@ function markdown(r) {
     r.hotRules.invariants.oversold === 0 && r.hotRules.invariants.doubleSeats === 0 &&
     r.hotRules.enrolled === r.hotRules.students &&
     (!r.hotPackages || (r.hotPackages.invariants.oversold === 0 && r.hotPackages.invariants.doubleSeats === 0 &&
-      r.hotPackages.enrolled === r.hotPackages.students)); // prettier-ignore
+      r.hotPackages.enrolled === r.hotPackages.students)) &&
+    (!r.hotWindows || (r.hotWindows.invariants.oversold === 0 && r.hotWindows.invariants.doubleSeats === 0 &&
+      r.hotWindows.enrolled === r.hotWindows.students)); // prettier-ignore
   const target = (value, cmp, limit) =>
     value === null ? 'n/a' : cmp(value, limit) ? 'met' : '**missed**';
   const ge = (a, b) => a >= b;
@@ -62,6 +66,20 @@ function markdown(r) {
       `${f(r.hot.rate)} the same, students holding nothing`,
       f(ratios.rulesCost, 2),
       `≥ 0.8: ${target(ratios.rulesCost, ge, 0.8)}`,
+    ],
+    [
+      "enroll rate, hot lecture in a term with 4 registration windows, every student's record, holds on a tenth as many others (/s)",
+      f(r.hotWindows?.rate),
+      `${f(r.hot.rate)} the same, a term without windows`,
+      f(ratios.windowsCost, 2),
+      `≥ 0.9: ${target(ratios.windowsCost, ge, 0.9)}`,
+    ],
+    [
+      'the same against its records and holds in a term without windows (what the window rule costs)',
+      f(r.hotWindows?.rate),
+      `${f(r.hotRecords?.rate)} records and holds, no windows`,
+      f(ratios.windowRuleCost, 2),
+      `≥ 0.9: ${target(ratios.windowRuleCost, ge, 0.9)}`,
     ],
     [
       'enroll rate, hot lecture taken with one of two discussions (/s)',

@@ -25,6 +25,7 @@ const { values: opt } = parseArgs({
     'prequeue-sizes': { type: 'string', default: '5000,100000' },
     term: { type: 'boolean', default: false },
     'term-students': { type: 'string' },
+    windows: { type: 'string' },
     'hot-path': { type: 'boolean', default: false },
     'hot-requests': { type: 'string' },
     catalog: { type: 'boolean', default: false },
@@ -41,6 +42,12 @@ if (!(
   CATALOG_SECTIONS <= 20_000
 )) {
   throw new Error('--catalog-sections must be an integer from 1 to 20,000');
+}
+// Registration windows of the morning in windows (one cohort of one year each): `--term` runs
+// it only when given, the default run always (4 unless given).
+const WINDOWS = Number(opt.windows ?? 4);
+if (!(Number.isSafeInteger(WINDOWS) && WINDOWS >= 2 && WINDOWS <= 10)) {
+  throw new Error('--windows must be an integer from 2 to 10 (one cohort per year 1 to 10)');
 }
 const CONNECTIONS = Number(opt.connections);
 // One mode, or several to compare side by side; the first is the headline (the default mode).
@@ -92,5 +99,5 @@ const WARM_UP_REQUESTS = 1000;
 module.exports = {
   ROOT, opt, STUDENTS, SEATS, CONNECTIONS, MODES, MODE, CLIENTS, PG_SERVER, CLUSTER_DIR,
   CLUSTER_SEEDS, REDIS_URL, REDIS_ENV, DB, DB_URL, PREFIX, SECRET, STAMPEDE_TIMEOUT_MS,
-  WARM_UP_REQUESTS, CATALOG_SECTIONS, token, log,
+  WARM_UP_REQUESTS, CATALOG_SECTIONS, WINDOWS, token, log,
 }; // prettier-ignore

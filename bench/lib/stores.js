@@ -124,7 +124,7 @@ async function seatInvariants(dbUrl, lectureId) {
 }
 
 /**
- * Invariants 1–3 and 5–8 of API.md over one term's lectures and students, each as a count of
+ * Invariants 1–3 and 5–9 of API.md over one term's lectures and students, each as a count of
  * what breaks it (4, the tickets' bound, lives in Redis's admission script alone), and when the
  * last seat was taken, in ms after `t0`.
  */
@@ -156,6 +156,22 @@ async function termFigures(dbUrl, term, t0) {
       sections:
         await count(`SELECT e.student_id FROM enrollment e WHERE e.term = $1 AND e.course_code IS NOT NULL
           GROUP BY e.student_id, e.course_code HAVING count(*) > 1`),
+      // 9: no seat taken by a student with a hold placed before it, nor, in a term with
+      // windows, outside an open window matching the student's record (test/helpers/invariants.ts).
+      registration: await count(`SELECT e.student_id, e.lecture_id FROM enrollment e
+         WHERE e.term = $1 AND (
+               EXISTS (SELECT 1 FROM student_hold h WHERE h.student_id = e.student_id
+                          AND h.placed_at < e.enrolled_at)
+            OR (EXISTS (SELECT 1 FROM term_window w WHERE w.term = e.term)
+                AND NOT EXISTS (
+                  SELECT 1 FROM term_window w
+                    JOIN student_term st ON st.student_id = e.student_id AND st.term = e.term
+                   WHERE w.term = e.term
+                     AND (w.match_years IS NULL OR st.year = ANY (w.match_years))
+                     AND (w.match_majors IS NULL OR st.majors && w.match_majors)
+                     AND (w.match_groups IS NULL OR st.groups && w.match_groups)
+                     AND w.opens_at <= e.enrolled_at + interval '30 seconds'
+                     AND (w.closes_at IS NULL OR w.closes_at > e.enrolled_at))))`),
     };
     const { rows } = await c.query(
       `SELECT count(*)::int AS rows, (extract(epoch FROM max(enrolled_at)) * 1000)::bigint AS last,
@@ -165,6 +181,22 @@ async function termFigures(dbUrl, term, t0) {
     );
     const last = rows[0].last === null ? null : Number(rows[0].last) - t0;
     return { violations, rows: rows[0].rows, lastSeatMs: last, fullLectures: rows[0].full };
+  });
+}
+
+/**
+ * A term's seats by the student's recorded year: { year: { rows, lastMs } }, lastMs the epoch
+ * ms of that cohort's last seat (PostgreSQL's enrolled_at).
+ */
+async function seatsByYear(dbUrl, term) {
+  return withPg(dbUrl, async (c) => {
+    const { rows } = await c.query(
+      `SELECT st.year, count(*)::int AS rows, (extract(epoch FROM max(e.enrolled_at)) * 1000)::bigint AS last
+         FROM enrollment e JOIN student_term st ON st.student_id = e.student_id AND st.term = e.term
+        WHERE e.term = $1 GROUP BY st.year`,
+      [term],
+    );
+    return Object.fromEntries(rows.map((r) => [r.year, { rows: r.rows, lastMs: Number(r.last) }]));
   });
 }
 
@@ -208,6 +240,7 @@ module.exports = {
   redisConfig,
   seatInvariants,
   termFigures,
+  seatsByYear,
   dropDatabase,
   deleteRedisPrefix,
 };

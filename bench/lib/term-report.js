@@ -1,5 +1,6 @@
 // The registration morning's table: each figure beside its reference from the same run.
 const mark = (ok) => (ok === null ? 'n/a' : ok ? 'met' : '**missed**');
+const pct = (share) => (share === null ? null : share * 100);
 const f = (n, digits = 0) =>
   n === null || n === undefined || Number.isNaN(n) ? 'n/a' : Number(n).toFixed(digits);
 
@@ -8,7 +9,7 @@ function termTable(t, pgbenchTps) {
   const pgSeconds = pgbenchTps ? t.seatsTaken / pgbenchTps : null;
   const fill = t.lastSeatSeconds !== null && pgSeconds ? t.lastSeatSeconds / pgSeconds : null;
   const wastedShare = t.admitted > 0 ? t.wasted / t.admitted : null;
-  const broken = Object.values(t.invariants).reduce((sum, n) => sum + Math.abs(n), 0);
+  const broken = violations(t.invariants);
   const rows = [
     ['figure', 'this service', 'reference (same run)', 'ratio', 'target'],
     ['---', '---:', '---:', '---:', '---'],
@@ -60,15 +61,15 @@ function termTable(t, pgbenchTps) {
       '',
       '',
     ],
+    invariantsRow(t),
     [
-      'invariants 1–3, 5–8 in PostgreSQL after the run (violations)',
-      String(broken),
-      Object.entries(t.invariants)
-        .map(([k, n]) => `${k} ${n}`)
-        .join(', '),
+      'peak request rate from the opening: the busiest 1 s (requests/s, as sent)',
+      f(t.peakRequests.perSecond),
+      `${f((t.peakRequests.at - t.opensAt) / 1000, 1)} s after the opening`,
       '',
-      `0: ${broken === 0 ? 'met' : '**FAILED**'}`,
+      '',
     ],
+    ['status frames received per second from the opening, all streams', f(t.framesPerSecond), '', '', ''], // prettier-ignore
     ...memoryRows(t),
   ];
   const header =
@@ -80,6 +81,96 @@ function termTable(t, pgbenchTps) {
     table: header + rows.map((row) => `| ${row.join(' | ')} |`).join('\n'),
     ratios: { termFillVsPgbench: fill, termWastedShare: wastedShare },
     ok: broken === 0,
+  };
+}
+
+/** Invariants 1–3 and 5–9 after a morning, each by name, and whether they all held. */
+function invariantsRow(t) {
+  const broken = violations(t.invariants);
+  const each = Object.entries(t.invariants).map(([k, n]) => `${k} ${n}`);
+  return ['invariants 1–3, 5–9 in PostgreSQL after the run (violations)', String(broken), each.join(', '), '', `0: ${broken === 0 ? 'met' : '**FAILED**'}`]; // prettier-ignore
+}
+
+/** The sum of an object's values, each taken as a count. */
+const violations = (invariants) => Object.values(invariants).reduce((sum, n) => sum + Math.abs(n), 0); // prettier-ignore
+
+/**
+ * The morning in windows (scenarios/term-windows.js): per window, its cohort's opening → last
+ * seat against that cohort's seats ÷ pgbench, their final timetables and the peak request rate;
+ * then the peak against the one-window morning's of the same run (`one`, or null).
+ */
+function windowsTable(t, one, pgbenchTps) {
+  const pgSeconds = (seats) => (pgbenchTps ? seats / pgbenchTps : null);
+  const ratio = (a, b) => (a !== null && b ? a / b : null);
+  const rows = [
+    ['window (cohort)', 'students', 'seats taken', 'opening → last seat of the cohort (s)', 'reference: its seats ÷ pgbench (s)', 'ratio', 'opening → first ticket seen (ms)', "students' opening → final timetable p50 / p99 (s)", 'settled (of them before their opening)', 'tickets given back unused', 'peak requests/s (busiest 1 s)', 'status frames received/s (by the cohorts still to open)', 'CPU: service / Redis (% of a core), machine busy (% of all cores)'], // prettier-ignore
+    ['---', ...Array(12).fill('---:')],
+    ...t.windows.map((w, i) => [
+      `${w.name} (year ${w.year}${i === 0 ? "; the lectures' own opening" : ''})`,
+      String(w.students),
+      String(w.seatsTaken),
+      f(w.lastSeatSeconds, 2),
+      f(pgSeconds(w.seatsTaken), 2),
+      f(ratio(w.lastSeatSeconds, pgSeconds(w.seatsTaken)), 2),
+      f(w.firstTicketMs),
+      `${f(w.finalSeconds.p50, 2)} / ${f(w.finalSeconds.p99, 2)}`,
+      `${w.finalSeconds.settled} (${w.finalSeconds.beforeOpening})`,
+      String(w.ticketsBack),
+      f(w.peakRequests.perSecond),
+      `${f(w.cpu.framesPerSecond)} (${f(w.cpu.laterCohortsFramesPerSecond)})`,
+      `${f(pct(w.cpu.service))} / ${f(pct(w.cpu.redis))}, ${f(pct(w.cpu.machineBusy))}`,
+    ]),
+  ];
+  const ratios = Object.fromEntries(
+    t.windows.map((w) => [w.name, ratio(w.lastSeatSeconds, pgSeconds(w.seatsTaken))]),
+  );
+  const peakRatio = one ? ratio(t.peakRequests.perSecond, one.peakRequests.perSecond) : null;
+  const broken = violations(t.invariants);
+  const wastedShare = t.admitted > 0 ? t.wasted / t.admitted : null;
+  const figures = [
+    ['figure', 'this morning, in windows', 'reference (same run)', 'ratio', 'target'],
+    ['---', '---:', '---:', '---:', '---'],
+    [
+      'peak request rate from the first opening: the busiest 1 s (requests/s, as sent)',
+      f(t.peakRequests.perSecond),
+      one ? `${f(one.peakRequests.perSecond)} the one-window morning of ${one.students} students` : 'n/a', // prettier-ignore
+      f(peakRatio, 2),
+      '',
+    ],
+    [
+      "students' records imported in one `PUT /terms/:term/students` (s)",
+      f(t.records.seconds, 2),
+      `${t.records.created} created, ${t.records.updated} updated, ${t.records.unchanged} unchanged`,
+      '',
+      '',
+    ],
+    [
+      'Join all, every plan pre-queued for its own window: plans/s, joins/s, p50 / p99 (ms)',
+      `${f(t.joinAll.perSecond)} / ${f(t.joinAll.joinsPerSecond)}, ${f(t.joinAll.p50, 1)} / ${f(t.joinAll.p99, 1)}`,
+      one ? `${f(one.joinAll.perSecond)} / ${f(one.joinAll.joinsPerSecond)}, ${f(one.joinAll.p50, 1)} / ${f(one.joinAll.p99, 1)} the one-window morning's` : '', // prettier-ignore
+      one ? f(t.joinAll.joinsPerSecond / one.joinAll.joinsPerSecond, 2) : '',
+      '',
+    ],
+    [
+      'admissions wasted (granted, never used)',
+      `${t.wasted} of ${t.admitted}`,
+      `${t.enrolls} enrolls (${t.swaps} swaps), ${t.leaves} places given up`,
+      f(wastedShare === null ? null : wastedShare * 100, 2) + ' %',
+      '',
+    ],
+    invariantsRow(t),
+  ];
+  const header =
+    `Registration morning in ${t.windows.length} windows: ${t.students} students in ${t.windows.length} cohorts of one year each ` +
+    `(the one-window morning's ${t.lectures} lectures of ${t.seatsPerLecture} seats and plans), one window per cohort, never closing, ` +
+    `each opened when the previous cohort had settled; ${t.seatsTaken} seats taken, ${t.fullLectures} lectures filled; ` +
+    `the last seat ${f(t.lastSeatSeconds, 2)} s after the first opening; enroll refusals ${JSON.stringify(t.refusals)} after ` +
+    `${t.enrollRetries} retries of a 503; places unsettled at the end ${JSON.stringify(t.unsettled)}\n\n`;
+  const md = (rs) => rs.map((row) => `| ${row.join(' | ')} |`).join('\n');
+  return {
+    table: `${header}${md(rows)}\n\n${md(figures)}`,
+    ratios: { windowFillVsPgbench: ratios, windowPeakVsOneWindow: peakRatio },
+    ok: broken === 0 && t.streams.refused === 0,
   };
 }
 
@@ -109,4 +200,4 @@ function memoryRows(t) {
   ];
 }
 
-module.exports = { termTable };
+module.exports = { termTable, windowsTable };

@@ -2,6 +2,7 @@
 const { latency, sleep, now } = require('../lib/load');
 const stores = require('../lib/stores');
 const { createLecture, setTermLimit } = require('../lib/lectures');
+const { windowedTerm } = require('../lib/registration');
 const { STUDENTS, DB_URL, token } = require('../lib/run-config');
 
 let runs = 0; // each run's students and term are its own: the database outlives a run
@@ -15,23 +16,37 @@ const WEEKDAYS = ['MON', 'TUE', 'WED', 'THU', 'FRI'];
  * taken with one of its two discussions (half the students choose each): every enroll takes
  * two seats, in a transaction that locks both rows. With `emptySections`, the lecture alone, each
  * enroll sending `{ "sections": [] }`: what carrying a body costs any enroll (its parsing and
- * validation), the reference that tells a package's own cost from its body's.
+ * validation), the reference that tells a package's own cost from its body's. With `windows`,
+ * the lecture alone in a term with four registration windows (one open now matching every
+ * student's record, by years), every student's record imported, and holds on as many other
+ * students as a tenth of these: what judging holds, windows and records costs a join and an
+ * enroll. With `records`, the same records and holds in a term without windows: the reference
+ * that tells the window rule's cost from what records imported before change (every student's
+ * term row is there before the enroll, which otherwise makes it).
  */
 async function hotLecture(
   api,
   admin,
-  { holding = false, packages = false, emptySections = false } = {},
+  {
+    holding = false,
+    packages = false,
+    emptySections = false,
+    windows = false,
+    records = false,
+  } = {},
 ) {
   const k = Math.min(STUDENTS, 2000);
   const run = ++runs;
-  const prefix = `hot${holding ? 'r' : packages ? 'p' : emptySections ? 'b' : ''}${run}-`;
+  const prefix = `hot${holding ? 'r' : packages ? 'p' : emptySections ? 'b' : windows ? 'w' : records ? 'c' : ''}${run}-`;
   const timetable = holding ? await heldTimetables(api, admin, k, prefix, `bench-rules-${run}`) : {}; // prettier-ignore
   const course = packages ? { term: `bench-packages-${run}`, courseCode: 'PKG' } : {};
+  const registration = windows || records ? { term: `bench-windows-${run}` } : {};
   const { id } = await createLecture(api, admin, {
     capacity: k,
     admission: { batchSize: k, maxActiveTickets: k, ticketTtlSeconds: 600 },
     ...timetable,
     ...course,
+    ...registration,
   });
   const sections = [];
   for (let i = 0; packages && i < 2; i++) {
@@ -42,7 +57,10 @@ async function hotLecture(
     packages || emptySections
       ? { body: { sections: packages ? [sections[i % 2]] : [] } }
       : undefined;
-  const students = Array.from({ length: k }, (_, i) => token(`${prefix}${i}`));
+  const ids = Array.from({ length: k }, (_, i) => `${prefix}${i}`);
+  const held = Array.from({ length: Math.ceil(k / 10) }, (_, i) => `${prefix}held${i}`);
+  if (windows || records) await windowedTerm(api, admin, registration.term, ids, held, { windows }); // prettier-ignore
+  const students = ids.map((id) => token(id));
   await Promise.all(students.map((t) => api.request('POST', `/lectures/${id}/queue`, t)));
   for (let i = 0; i < 100; i++) {
     const st = await api.request('GET', `/lectures/${id}/stats`, admin);
@@ -60,6 +78,8 @@ async function hotLecture(
     holding,
     packages,
     emptySections,
+    windows,
+    records,
     enrolled: ok.length,
     rate: ok.length / seconds,
     ...latency(ok),

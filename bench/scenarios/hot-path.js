@@ -8,6 +8,7 @@ const { HttpClient, latency, now } = require('../lib/load');
 const { cpuSeconds } = require('../lib/processes');
 const stores = require('../lib/stores');
 const { createLecture } = require('../lib/lectures');
+const { windowedTerm } = require('../lib/registration');
 const { newestProfile, partsOf, monotonicUs } = require('../lib/profile');
 const { startFloor } = require('../references');
 const { REDIS_URL, WARM_UP_REQUESTS, token } = require('../lib/run-config');
@@ -59,18 +60,25 @@ async function measured(pid, n, run) {
 /**
  * First joins of `n` students on an open lecture (seats for all; the first 200 are admitted
  * at once, as at an opening), then each reads their status once. `api` is the service's client
- * (withService's); the phase uses its own 100 connections.
+ * (withService's); the phase uses its own 100 connections. With `windows`, both lectures (the
+ * warm-up's too) are in a term with four registration windows, every joiner has a record and
+ * a tenth as many other students a hold (lib/registration.js): each join judges them.
  */
-async function serviceHotPath(api, admin, { n }) {
+async function serviceHotPath(api, admin, { n, windows = false }) {
   const run = ++runs;
   const client = new HttpClient(api.url, HOT_CONNECTIONS);
   try {
-    const warm = await createLecture(api, admin, { capacity: 100_000 });
-    const hot = await createLecture(api, admin, { capacity: 100_000 });
-    const warmTokens = Array.from({ length: WARM_UP_REQUESTS }, (_, i) => token(`hpw${run}-${i}`));
+    const term = windows ? { term: `hot-path-windows-${run}` } : {};
+    const warm = await createLecture(api, admin, { capacity: 100_000, ...term });
+    const hot = await createLecture(api, admin, { capacity: 100_000, ...term });
+    const warmIds = Array.from({ length: WARM_UP_REQUESTS }, (_, i) => `hpw${run}-${i}`);
+    const ids = Array.from({ length: n }, (_, i) => `hp${run}-${i}`);
+    const held = Array.from({ length: Math.ceil(n / 10) }, (_, i) => `hp${run}-held-${i}`);
+    if (windows) await windowedTerm(api, admin, term.term, [...warmIds, ...ids], held);
+    const warmTokens = warmIds.map((id) => token(id));
     await burst(client, warmTokens.length, (i) => client.request('POST', `/lectures/${warm.id}/queue`, warmTokens[i])); // prettier-ignore
     await burst(client, warmTokens.length, (i) => client.request('GET', `/lectures/${warm.id}/queue`, warmTokens[i])); // prettier-ignore
-    const tokens = Array.from({ length: n }, (_, i) => token(`hp${run}-${i}`));
+    const tokens = ids.map((id) => token(id));
     const joinPath = `/lectures/${hot.id}/queue`;
     const joins = await measured(api.servicePid, n, () =>
       burst(client, n, (i) => client.request('POST', joinPath, tokens[i])),
@@ -106,21 +114,24 @@ async function floorHotPath({ n }) {
 }
 
 /**
- * The hot path: the service as configured by default, the floor, and the service with the
- * access log turned down to errors (what the log line costs), in turns, twice each (best of
- * two: one run swings with the machine); then one more service run under the CPU profiler,
- * whose overhead stays out of the rates. `withService(phase, { nodeArgs, env })` runs a phase
- * against a fresh service process.
+ * The hot path: the service as configured by default, the floor, the service with the access
+ * log turned down to errors (what the log line costs), and the service on a lecture whose term
+ * has registration windows, records and holds (what judging them costs a join), in turns,
+ * twice each (best of two: one run swings with the machine); then one more service run under
+ * the CPU profiler, whose overhead stays out of the rates. `withService(phase, { nodeArgs,
+ * env })` runs a phase against a fresh service process.
  */
 async function hotPath(withService, { n }) {
   const service = [];
   const floor = [];
   const quiet = [];
+  const windowed = [];
   const phase = (api, admin) => serviceHotPath(api, admin, { n });
   for (let i = 0; i < 2; i++) {
     service.push(await withService(phase));
     floor.push(await floorHotPath({ n }));
     quiet.push(await withService(phase, { env: { ACCESS_LOG: 'errors' } }));
+    windowed.push(await withService((api, admin) => serviceHotPath(api, admin, { n, windows: true }))); // prettier-ignore
   }
   // BENCH_PROFILE_DIR keeps the profile (to open in Chrome's DevTools, or to read further).
   const dir = process.env.BENCH_PROFILE_DIR || mkdtempSync(join(tmpdir(), 'bench-prof-'));
@@ -147,7 +158,9 @@ async function hotPath(withService, { n }) {
     floorReads: best(floor, 'reads'),
     quietJoins: best(quiet, 'joins'),
     quietReads: best(quiet, 'reads'),
-    runs: { service, floor, quiet },
+    windowJoins: best(windowed, 'joins'),
+    windowReads: best(windowed, 'reads'),
+    runs: { service, floor, quiet, windowed },
     profile: { ...profiled.profile, windows: [profiled.joins.window, profiled.reads.window] },
   };
 }

@@ -83,6 +83,18 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
     // The term's rules, read against 4–5 held lectures each, refuse nobody here.
     expect(r.hotRules).toMatchObject({ holding: true, enrolled: 300, invariants: { oversold: 0 } });
     expect(run.stdout).toContain('students holding 4–5 lectures of the term');
+    // The window and hold checks: the hot lecture in a term with windows, and without them.
+    expect(r.hotWindows).toMatchObject({
+      windows: true,
+      enrolled: 300,
+      invariants: { oversold: 0 },
+    });
+    expect(r.hotRecords).toMatchObject({
+      records: true,
+      enrolled: 300,
+      invariants: { oversold: 0 },
+    });
+    expect(run.stdout).toContain('hot lecture in a term with 4 registration windows');
     expect(r.peer.oversold).toBe(0);
     // The catalog: every section imported in one request, then the same file unchanged.
     expect(r.catalog).toMatchObject({ sections: 300, created: 300, lectures: 300, unchanged: 300 }); // prettier-ignore
@@ -92,12 +104,35 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
       expect(ratio).toBeGreaterThan(0);
     }
     expect(r.hotPath.joins.redisCommands).toBeGreaterThan(0);
+    // First joins and status reads on a lecture of a term with windows, records and holds.
+    expect(r.hotPath).toMatchObject({ windowJoins: { ok: 1200 }, windowReads: { ok: 1200 } });
+    expect(r.ratios.windowJoinsVsPlain).toBeGreaterThan(0);
+    expect(run.stdout).toContain('the same, lecture of a term with 4 registration windows');
     // A term's morning: plans joined all at once, one stream each, every rule and seat held.
     expect(r.term).toMatchObject({ students: 300, streamsPerStudent: 1, streams: { refused: 0 } });
-    expect(Object.values(r.term.invariants)).toEqual(Array(7).fill(0));
+    expect(Object.values(r.term.invariants)).toEqual(Array(8).fill(0));
     expect(r.term.seatsTaken).toBeGreaterThan(0);
     expect(run.stdout).toContain("| students' opening to final timetable p50 / p99 (s) |");
     expect(run.stdout).toContain('| Join all: plans/s, joins/s, p50 / p99 (ms) |');
+    expect(r.term.peakRequests.perSecond).toBeGreaterThan(0);
+    // The same morning in four windows by cohort: each window's figures, the peak request rate
+    // against the one-window morning's, invariants 1–3 and 5–9 (9: registered only in a window).
+    expect(r.termWindows).toMatchObject({ students: 300, streams: { refused: 0 } });
+    expect(Object.values(r.termWindows.invariants)).toEqual(Array(8).fill(0));
+    expect(r.termWindows.records.created).toBe(300);
+    expect(r.termWindows.windows.map((w: { name: string }) => w.name)).toEqual(['y4', 'y3', 'y2', 'y1']); // prettier-ignore
+    for (const w of r.termWindows.windows) {
+      expect([w.name, w.students, typeof w.finalSeconds.p99, typeof w.peakRequests.perSecond]).toEqual([w.name, 75, 'number', 'number']); // prettier-ignore
+    }
+    expect(r.termWindows.windows[0].seatsTaken).toBeGreaterThan(0);
+    expect(r.ratios.windowPeakVsOneWindow).toBeGreaterThan(0);
+    for (const row of [
+      '| window (cohort) | students | seats taken | opening → last seat of the cohort (s) |',
+      '| y1 (year 1) |',
+      '| peak request rate from the first opening: the busiest 1 s (requests/s, as sent) |',
+    ]) {
+      expect(run.stdout).toContain(row);
+    }
     for (const v of [
       r.stampede.join.rate,
       r.floor.rate,
