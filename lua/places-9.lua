@@ -19,9 +19,10 @@
   ARGV[2 .. 1+n] the students
   ARGV[2+n .. 1+2n] their pre-queue members ('' once the lecture has opened)
 
-  Output: { waiting, seatsLeft, rate, state1, detail1, seq1, state2, ... } with state and
+  Output: { waiting, seatsLeft, rate, opened, state1, detail1, seq1, state2, ... } with state and
   detail as join-16 answers them (ENROLLED, ADMITTED, LAPSED, PRE_QUEUED, WAITING,
-  NOT_QUEUED); rate ('' when too few admissions were seen) and seq as there.
+  NOT_QUEUED); rate ('' when too few admissions were seen) and seq as there; opened 1 when
+  the lecture's draw marker is there (as join-16's `opened`).
   Errors: { -1 } when the lecture's facts are missing or incomplete (the caller rebuilds them)
 ]]
 local rcall = redis.call
@@ -40,7 +41,7 @@ if #oldest > 0 and oldest[1] ~= newest[1] then
 end
 local drawn = rcall('EXISTS', KEYS[7]) == 1
 
-local out = { rcall('ZCARD', KEYS[1]), tonumber(seatsLeft), rate }
+local out = { rcall('ZCARD', KEYS[1]), tonumber(seatsLeft), rate, drawn and 1 or 0 }
 for i = 1, n do
   local student, member = ARGV[1 + i], ARGV[1 + n + i]
   local state, detail, seq = 'NOT_QUEUED', 0, 0

@@ -141,7 +141,9 @@ export class LineStore {
       k.wpre, studentIds.length, ...studentIds, ...members,
     ); // prettier-ignore
     if (isScriptError(reply)) return null;
-    const [waiting, seatsLeft, rate, ...each] = reply as [number, number, string, ...(string | number)[]]; // prettier-ignore
+    const [waiting, seatsLeft, rate, opened, ...each] = reply as [number, number, string, number, ...(string | number)[]]; // prettier-ignore
+    // Seen drawn, as by a join: the watches of a lecture need not look for its draw again.
+    if (opened === 1) this.drawSeen.set(lectureId, this.epoch);
     return studentIds.map((_, i) => {
       const [state, detail, seq] = each.slice(i * 3, i * 3 + 3) as [PlaceState, number, number];
       return {

@@ -23,8 +23,8 @@ export function isScriptError<T extends unknown[]>(
 export type JoinReply = [string, number, number, number, number, number, number, number, number];
 /** admit-18.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew } */
 export type AdmitReply = [number, number, number, number, number, string[], number, number];
-/** places-9.lua: { waiting, seatsLeft, rate, ...state, detail, seq per student } */
-export type PlacesReply = [number, number, string, ...(string | number)[]];
+/** places-9.lua: { waiting, seatsLeft, rate, opened, ...state, detail, seq per student } */
+export type PlacesReply = [number, number, string, number, ...(string | number)[]];
 /** positions-3.lua: { head, waiting, rate, ...gone runs as first, last pairs } */
 export type PositionsReply = [number, number, string, ...number[]];
 type Key = string;

@@ -40,8 +40,8 @@ describe('places-9: many places in one call, each as join-16 reads it', () => {
       students,
       students.map(() => ''),
     );
-    const [waiting, seatsLeft, rate, ...each] = batch;
-    expect([waiting, seatsLeft]).toEqual([2, 10]);
+    const [waiting, seatsLeft, rate, opened, ...each] = batch;
+    expect([waiting, seatsLeft, opened]).toEqual([2, 10, 1]); // opened: its draw marker is there
     expect(rate).toBe(await h.redis.observedRate(k.admitLog));
     students.forEach((s, i) => {
       const [state, detail, , , , , seq] = one[i];
@@ -56,7 +56,7 @@ describe('places-9: many places in one call, each as join-16 reads it', () => {
     await h.setFacts(id, { opensAt: Date.now() + 60_000, preQueueMinutes: 10 });
     await h.place(id, 'p', true, member('a', 'p'));
     const { batch } = await both(['p', 'q'], [member('a', 'p'), member('b', 'q')]);
-    expect(batch.slice(3)).toEqual(['PRE_QUEUED', 0, 0, 'NOT_QUEUED', 0, 0]);
+    expect(batch.slice(3)).toEqual([0, 'PRE_QUEUED', 0, 0, 'NOT_QUEUED', 0, 0]); // not drawn
     // Opened, not drawn yet: still pre-queued here (the caller's own read draws).
     await h.setFacts(id, { opensAt: Date.now() - 1, preQueueMinutes: 10 }, 2);
     const k = lectureKeys(id);
@@ -64,7 +64,7 @@ describe('places-9: many places in one call, each as join-16 reads it', () => {
       k.queue, k.inflight, k.enrolled, k.facts, k.admitLog, k.prequeue, k.draw, k.ticketPrefix, k.wpre,
       1, 'p', member('a', 'p'),
     )) as (string | number)[]; // prettier-ignore
-    expect(again.slice(3)).toEqual(['PRE_QUEUED', 0, 0]);
+    expect(again.slice(3)).toEqual([0, 'PRE_QUEUED', 0, 0]);
     expect(await h.redis.exists(k.draw)).toBe(0);
   });
 
