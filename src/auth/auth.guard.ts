@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AppError } from '../common/error-codes';
+import { NotificationsService } from '../notifications/notifications.service';
 import type { AuthedRequest } from './current-user.decorator';
 import { PUBLIC_KEY, ROLES_KEY, Role } from './roles.decorator';
 import { TokenVerifier } from './token-verifier';
@@ -11,6 +12,7 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly verifier: TokenVerifier,
+    private readonly notifications: NotificationsService,
   ) {}
 
   canActivate(ctx: ExecutionContext): boolean {
@@ -31,6 +33,9 @@ export class AuthGuard implements CanActivate {
       throw new AppError('FORBIDDEN', `this route is for ${roles.join(' or ')} tokens`);
     }
     req.user = user;
+    // Where this student's mails go: the last address a token of theirs carried (kept in
+    // memory, written to PostgreSQL only when it changed).
+    if (user.role === 'student' && user.email) this.notifications.noteEmail(user.id, user.email);
     return true;
   }
 }

@@ -4,6 +4,8 @@ import type { Role } from './roles.decorator';
 export interface AuthUser {
   id: string;
   role: Role;
+  /** the token's `email` claim, when it carried a sane one (where notifications are mailed) */
+  email?: string;
 }
 
 export type AuthedRequest = { user?: AuthUser };

@@ -9,6 +9,14 @@ import type { AuthUser } from './current-user.decorator';
 import { ROLES, Role } from './roles.decorator';
 
 export const SUB_PATTERN = /^[A-Za-z0-9_.:@-]{1,64}$/;
+/**
+ * An `email` claim worth mailing: one '@' between two non-empty parts, no white space, control
+ * character or anything that would make it more than one address in a header; at most 254
+ * characters (RFC 5321's path limit). Any other value is ignored, not refused: it is not the
+ * token's identity.
+ */
+const EMAIL_PATTERN = /^[^\s\p{Cc}@<>()[\]\\,;:"]+@[^\s\p{Cc}@<>()[\]\\,;:"]+$/u;
+const MAX_EMAIL_LENGTH = 254;
 const ASYMMETRIC: Algorithm[] = ['RS256', 'ES256'];
 /**
  * Tokens verified lately. A student's browser sends the same token with its join, its stream
@@ -70,13 +78,15 @@ export class TokenVerifier {
     } catch (err) {
       throw unauthorized(err instanceof Error ? err.message : 'invalid token');
     }
-    const { sub, role, exp } = payload;
+    const { sub, role, exp, email } = payload;
     if (typeof exp !== 'number') throw unauthorized('token has no exp claim');
     if (typeof sub !== 'string' || !SUB_PATTERN.test(sub)) {
       throw unauthorized('sub must be 1-64 characters of [A-Za-z0-9_.:@-]');
     }
     if (!ROLES.includes(role as Role)) throw unauthorized('role must be student or admin');
-    return { user: { id: sub, role: role as Role }, expMs: exp * 1000 };
+    const user: AuthUser = { id: sub, role: role as Role };
+    if (saneEmail(email)) user.email = email;
+    return { user, expMs: exp * 1000 };
   }
 
   private headerAlg(token: string): string {
@@ -87,6 +97,10 @@ export class TokenVerifier {
       throw unauthorized('malformed token');
     }
   }
+}
+
+function saneEmail(email: unknown): email is string {
+  return typeof email === 'string' && email.length <= MAX_EMAIL_LENGTH && EMAIL_PATTERN.test(email);
 }
 
 function unauthorized(reason: string): AppError {

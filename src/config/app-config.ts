@@ -22,6 +22,8 @@ export interface AppConfig {
     maxActiveTickets: number;
     /** Minutes before opensAt from which a lecture's pre-queue takes joins; 0: none. */
     preQueueMinutes: number;
+    /** How many students may still join a lecture and wait once no seat is left; 0: none. */
+    waitlist: number;
   };
   /**
    * How long a consumed ticket's hold lasts while its enroll is answered. Past it, PostgreSQL
@@ -39,6 +41,11 @@ export interface AppConfig {
   maxStreams: number;
   /** Origins whose browser apps may call the API (CORS); empty: none but the service's own pages. */
   corsOrigins: string[];
+  /**
+   * E-mail notifications: every instance records them; those with `smtpUrl` send them.
+   * Absent (a config built by hand): none are sent, mails from the default address.
+   */
+  mail?: { smtpUrl?: string; from: string };
   logLevel: string;
   /**
    * Which requests get an access log line (at info): every one, those answered 4xx/5xx, or

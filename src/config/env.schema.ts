@@ -59,6 +59,7 @@ export class EnvSchema {
   @IsOptional() @toInt() @IsInt() @Min(10) @Max(3600) TICKET_TTL_SECONDS?: number;
   @IsOptional() @toInt() @IsInt() @Min(1) @Max(100_000) MAX_ACTIVE_TICKETS?: number;
   @IsOptional() @toInt() @IsInt() @Min(0) @Max(1440) PRE_QUEUE_MINUTES?: number;
+  @IsOptional() @toInt() @IsInt() @Min(0) @Max(10_000) WAITLIST_SIZE?: number;
   @IsOptional() @toInt() @IsInt() @Min(0) @Max(1_000_000) RATE_LIMIT_PER_SECOND?: number;
   @IsOptional() @toInt() @IsInt() @Min(10) @Max(600) ENROLL_HOLD_SECONDS?: number;
   @IsOptional() @toInt() @IsInt() @Min(0) @Max(1_000_000) MAX_STREAMS?: number;
@@ -71,6 +72,17 @@ export class EnvSchema {
   @IsOptional() @toInt() @IsInt() @Min(1) @Max(1024) BULK_BODY_LIMIT_MB?: number;
 
   @IsOptional() @IsString() CORS_ORIGINS?: string;
+
+  @IsOptional()
+  @Matches(/^smtps?:\/\/[^\s/?#]+\/?(\?\S*)?$/, {
+    message: 'SMTP_URL must be an smtp:// or smtps:// URL (smtp://host:port)',
+  })
+  SMTP_URL?: string;
+  @IsOptional()
+  @Matches(/^[^\s@<>,;"]{1,64}@[^\s@<>,;"]{1,189}$/, {
+    message: 'MAIL_FROM must be an e-mail address (registration@example.edu)',
+  })
+  MAIL_FROM?: string;
 
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

@@ -5,6 +5,7 @@ import { EnvSchema } from './env.schema';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/enroll';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/0';
+export const DEFAULT_MAIL_FROM = 'registration@localhost';
 
 export class ConfigError extends Error {}
 
@@ -54,6 +55,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   for (const o of corsOrigins.filter((o) => !ORIGIN.test(o))) {
     problems.push(`CORS_ORIGINS: "${o}" is not an origin (scheme://host[:port], no path)`);
   }
+  // Of the right shape (else the schema said so): also one a URL parser takes, naming a host.
+  const smtp = problems.some((p) => p.startsWith('SMTP_URL')) ? null : smtpProblem(e.SMTP_URL);
+  if (smtp) problems.push(`SMTP_URL: ${smtp}`);
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
@@ -78,6 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       ticketTtlSeconds: e.TICKET_TTL_SECONDS ?? 300,
       maxActiveTickets: e.MAX_ACTIVE_TICKETS ?? 200,
       preQueueMinutes: e.PRE_QUEUE_MINUTES ?? 30,
+      waitlist: e.WAITLIST_SIZE ?? 0,
     },
     enrollHoldMs: (e.ENROLL_HOLD_SECONDS ?? 10) * 1000,
     defaultTerm: e.DEFAULT_TERM ?? 'current',
@@ -86,8 +91,22 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     bulkBodyLimitBytes: (e.BULK_BODY_LIMIT_MB ?? 32) * 2 ** 20,
     maxStreams: e.MAX_STREAMS ?? 20_000,
     corsOrigins,
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? DEFAULT_MAIL_FROM },
     logLevel: e.LOG_LEVEL ?? 'info',
     accessLog: e.ACCESS_LOG ?? 'all',
     logPretty: e.LOG_PRETTY ?? false,
   };
+}
+
+/** Why an SMTP_URL of the right scheme cannot be used (null: it can); never echoes a password. */
+function smtpProblem(url: string | undefined): string | null {
+  if (url === undefined) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'not a URL (smtp://host:port or smtps://host:port)';
+  }
+  if (parsed.hostname === '') return 'names no host (smtp://host:port)';
+  return null;
 }

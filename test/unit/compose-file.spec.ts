@@ -9,8 +9,8 @@ const ROOT = resolve(__dirname, '../..');
 describe('docker-compose.yml', () => {
   const compose = parse(readFileSync(resolve(ROOT, 'docker-compose.yml'), 'utf8'));
 
-  it('runs PostgreSQL, Redis and the service', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['app', 'postgres', 'redis']);
+  it('runs PostgreSQL, Redis, the service and a development mail catcher', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['app', 'mailpit', 'postgres', 'redis']);
     expect(compose.services.postgres.image).toMatch(/^postgres:15/);
     expect(compose.services.redis.image).toMatch(/^redis:7/);
   });
@@ -34,6 +34,11 @@ describe('docker-compose.yml', () => {
     // Required, with no default anyone could read: compose stops with this message instead.
     expect(app.environment.JWT_SECRET).toMatch(/^\$\{JWT_SECRET:\?[^}]+\}$/);
     expect(app.ports).toEqual(expect.arrayContaining([expect.stringMatching(/3000$/)]));
+  });
+
+  it("sends the app's mail to the mail catcher, whose web page is published on loopback", () => {
+    expect(compose.services.app.environment.SMTP_URL).toBe('smtp://mailpit:1025');
+    expect(compose.services.mailpit.ports).toContain('127.0.0.1:8025:8025');
   });
 
   it('publishes the store ports the default URLs expect', () => {

@@ -18,6 +18,7 @@ describe(loadConfig.name, () => {
         batchSize: 50,
         ticketTtlSeconds: 300,
         maxActiveTickets: 200,
+        waitlist: 0,
       },
       rateLimitPerSecond: 20,
       bulkBodyLimitBytes: 32 * 2 ** 20,
@@ -39,6 +40,7 @@ describe(loadConfig.name, () => {
       ADMISSION_BATCH_SIZE: '10',
       TICKET_TTL_SECONDS: '60',
       MAX_ACTIVE_TICKETS: '5',
+      WAITLIST_SIZE: '25',
       RATE_LIMIT_PER_SECOND: '0',
       BULK_BODY_LIMIT_MB: '2',
     });
@@ -54,6 +56,7 @@ describe(loadConfig.name, () => {
         batchSize: 10,
         ticketTtlSeconds: 60,
         maxActiveTickets: 5,
+        waitlist: 25,
       },
       rateLimitPerSecond: 0,
       bulkBodyLimitBytes: 2 * 2 ** 20,
@@ -85,6 +88,13 @@ describe(loadConfig.name, () => {
     ).toEqual(['https://a.example.edu', 'http://localhost:5173']);
     for (const bad of ['a.example.edu', 'https://a.example.edu/app', 'ftp://x', '*']) {
       expect(() => loadConfig({ ...secret, CORS_ORIGINS: bad })).toThrow(/CORS_ORIGINS/);
+    }
+  });
+
+  it('WAITLIST_SIZE: the default waitlist of a new lecture, 0–10000', () => {
+    expect(loadConfig({ ...secret, WAITLIST_SIZE: '10000' }).admission.waitlist).toBe(10_000);
+    for (const bad of ['-1', '10001', '1.5', 'many']) {
+      expect(() => loadConfig({ ...secret, WAITLIST_SIZE: bad })).toThrow(/WAITLIST_SIZE/);
     }
   });
 
