@@ -10,6 +10,8 @@ import { SectionRefs1765152000000 } from './1765152000000-SectionRefs';
 import { MeetingsChecked1765238400000 } from './1765238400000-MeetingsChecked';
 import { SectionPackages1765324800000 } from './1765324800000-SectionPackages';
 import { RegistrationWindows1765411200000 } from './1765411200000-RegistrationWindows';
+import { Notifications1765497600000 } from './1765497600000-Notifications';
+import { Waitlist1765584000000 } from './1765584000000-Waitlist';
 
 /** Every migration, in order. Listed explicitly so the app, the CLI and jest load the same set. */
 export const MIGRATIONS = [
@@ -25,4 +27,6 @@ export const MIGRATIONS = [
   MeetingsChecked1765238400000,
   SectionPackages1765324800000,
   RegistrationWindows1765411200000,
+  Notifications1765497600000,
+  Waitlist1765584000000,
 ];

@@ -8,18 +8,18 @@ import type { Lecture } from '../lectures/lecture.entity';
  */
 const COLUMNS = `title varchar, capacity int, "seatsLeft" int, "opensAt" timestamptz,
   "closesAt" timestamptz, "batchSize" int, "ticketTtlSeconds" int, "maxActiveTickets" int,
-  "preQueueMinutes" int, term varchar, ref varchar, component varchar, "courseCode" varchar,
-  credits int, meetings jsonb, instructor varchar, location varchar`;
+  "preQueueMinutes" int, waitlist int, term varchar, ref varchar, component varchar,
+  "courseCode" varchar, credits int, meetings jsonb, instructor varchar, location varchar`;
 
 /** $1: the new lectures (`newLecture`'s), with their seeds; answers each id with its ref. */
 export const insertLecturesSql = `
   INSERT INTO lecture (title, capacity, seats_left, opens_at, closes_at, batch_size,
-                       ticket_ttl_seconds, max_active_tickets, pre_queue_minutes, term, ref,
-                       component, course_code, credits, meetings, instructor, location,
+                       ticket_ttl_seconds, max_active_tickets, pre_queue_minutes, waitlist, term,
+                       ref, component, course_code, credits, meetings, instructor, location,
                        draw_seed, seed_commitment)
   SELECT x.title, x.capacity, x."seatsLeft", x."opensAt", x."closesAt", x."batchSize",
-         x."ticketTtlSeconds", x."maxActiveTickets", x."preQueueMinutes", x.term, x.ref,
-         x.component, x."courseCode", x.credits, x.meetings, x.instructor, x.location,
+         x."ticketTtlSeconds", x."maxActiveTickets", x."preQueueMinutes", x.waitlist, x.term,
+         x.ref, x.component, x."courseCode", x.credits, x.meetings, x.instructor, x.location,
          decode(x.seed, 'hex'), x."seedCommitment"
     FROM jsonb_to_recordset($1::jsonb) AS x(${COLUMNS}, seed text, "seedCommitment" char(64))
   RETURNING id, ref`;
@@ -30,8 +30,8 @@ export const updateLecturesSql = `
      SET title = x.title, capacity = x.capacity, seats_left = x."seatsLeft",
          opens_at = x."opensAt", closes_at = x."closesAt", batch_size = x."batchSize",
          ticket_ttl_seconds = x."ticketTtlSeconds", max_active_tickets = x."maxActiveTickets",
-         pre_queue_minutes = x."preQueueMinutes", ref = x.ref, component = x.component,
-         course_code = x."courseCode", credits = x.credits, meetings = x.meetings,
+         pre_queue_minutes = x."preQueueMinutes", waitlist = x.waitlist, ref = x.ref,
+         component = x.component, course_code = x."courseCode", credits = x.credits, meetings = x.meetings,
          instructor = x.instructor, location = x.location, version = l.version + 1,
          updated_at = now()
     FROM jsonb_to_recordset($1::jsonb) AS x(id int, ${COLUMNS})

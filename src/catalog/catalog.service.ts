@@ -418,6 +418,7 @@ export function sectionOf(
       ticketTtlSeconds: l.ticketTtlSeconds,
       maxActiveTickets: l.maxActiveTickets,
       preQueueMinutes: l.preQueueMinutes,
+      waitlist: l.waitlist,
     },
   };
 }

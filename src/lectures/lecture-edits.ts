@@ -27,6 +27,7 @@ export function newLecture(dto: CreateLectureDto, config: AppConfig): Lecture {
     ticketTtlSeconds: dto.admission?.ticketTtlSeconds ?? defaults.ticketTtlSeconds,
     maxActiveTickets: dto.admission?.maxActiveTickets ?? defaults.maxActiveTickets,
     preQueueMinutes: dto.admission?.preQueueMinutes ?? defaults.preQueueMinutes,
+    waitlist: dto.admission?.waitlist ?? defaults.waitlist,
     term: dto.term ?? config.defaultTerm,
     ref: dto.ref ?? null,
     component: dto.component ?? 'LEC',

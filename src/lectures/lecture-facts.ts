@@ -12,6 +12,11 @@ export interface LectureFacts {
   ticketTtlSeconds: number;
   maxActiveTickets: number;
   preQueueMinutes: number;
+  /**
+   * how many may still join and wait once no seat is left (API.md v4, waitlists);
+   * WAITLIST_UNREAD when the row it came from did not carry it (see factsOf)
+   */
+  waitlist: number;
   /** the lecture's term: a student's term stream follows the lectures of its term */
   term: string;
   /** a secondary section's primaries (empty: a primary section, with a queue) */
@@ -37,7 +42,20 @@ export type FactsRow = Pick<
   | 'preQueueMinutes'
   | 'term'
   | 'primaryIds'
-> & { components: Record<string, number[]> | null; packageSeats: number | null };
+> & {
+  components: Record<string, number[]> | null;
+  packageSeats: number | null;
+  /** absent from a statement that does not select it (see WAITLIST_UNREAD) */
+  waitlist?: number;
+};
+
+/**
+ * The waitlist of facts made from a row without the column: src/enroll/enroll-statement.ts's
+ * enroll statement answers its columns by name, without `waitlist`. Such facts never write it
+ * (Redis keeps the one it has: record-lecture-2 sets only the fields it is given) nor are they
+ * cached without it (LectureFactsService.recordSeats).
+ */
+export const WAITLIST_UNREAD = -1;
 
 /**
  * The SQL columns of FactsRow for a lecture row (`l.` or none): the sections' two from the
@@ -47,7 +65,7 @@ export function factsColumnsSql(l = ''): string {
   return `${l}id, ${l}version, ${l}capacity, ${l}seats_left AS "seatsLeft", ${l}opens_at AS "opensAt",
   ${l}closes_at AS "closesAt", ${l}batch_size AS "batchSize",
   ${l}ticket_ttl_seconds AS "ticketTtlSeconds", ${l}max_active_tickets AS "maxActiveTickets",
-  ${l}pre_queue_minutes AS "preQueueMinutes", ${l}term, ${l}primary_ids AS "primaryIds",
+  ${l}pre_queue_minutes AS "preQueueMinutes", ${l}waitlist, ${l}term, ${l}primary_ids AS "primaryIds",
   section_components(${l}id) AS components, package_seats(${l}id) AS "packageSeats"`;
 }
 
@@ -70,6 +88,7 @@ export function factsOf(l: FactsRow): LectureFacts {
     ticketTtlSeconds: l.ticketTtlSeconds,
     maxActiveTickets: l.maxActiveTickets,
     preQueueMinutes: l.preQueueMinutes,
+    waitlist: l.waitlist ?? WAITLIST_UNREAD,
     term: l.term,
     primaryIds: (l.primaryIds ?? []).map(Number),
     components: l.components ?? {},
@@ -92,14 +111,16 @@ export function toHashFields(f: LectureFacts): (string | number)[] {
     'primaryIds', f.primaryIds.join(','),
     'components', JSON.stringify(f.components),
     'pkgSeats', f.packageSeats ?? '',
+    ...(f.waitlist === WAITLIST_UNREAD ? [] : ['waitlist', f.waitlist]),
   ]; // prettier-ignore
 }
 
 /** undefined when the hash is missing or only a tombstone (`v` alone): rebuild it. */
 export function fromHash(id: number, h: Record<string, string>): LectureFacts | undefined {
-  // Without `term` or `components`: written by an older instance; rebuilt like missing facts.
+  // Without `term`, `components` or `waitlist`: written by an older instance; rebuilt like
+  // missing facts.
   if (h.v === undefined || h.seatsLeft === undefined || h.term === undefined) return undefined;
-  if (h.components === undefined) return undefined;
+  if (h.components === undefined || h.waitlist === undefined) return undefined;
   return {
     id,
     version: Number(h.v),
@@ -111,6 +132,7 @@ export function fromHash(id: number, h: Record<string, string>): LectureFacts | 
     ticketTtlSeconds: Number(h.ttl),
     maxActiveTickets: Number(h.maxActive),
     preQueueMinutes: Number(h.preQueueMs ?? 0) / 60_000,
+    waitlist: Number(h.waitlist),
     term: h.term,
     primaryIds: h.primaryIds ? h.primaryIds.split(',').map(Number) : [],
     components: JSON.parse(h.components) as Record<string, number[]>,

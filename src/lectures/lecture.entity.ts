@@ -41,6 +41,10 @@ export class Lecture {
   @Column('int', { name: 'pre_queue_minutes' })
   preQueueMinutes: number;
 
+  /** Students who may still join and wait once no seat is left (0: a full lecture refuses joins). */
+  @Column('int')
+  waitlist: number;
+
   /** The draw's secret: never answered or logged before drawnAt. */
   @Column('bytea', { name: 'draw_seed' })
   drawSeed: Buffer;

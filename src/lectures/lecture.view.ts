@@ -12,6 +12,11 @@ export class AdmissionSettingsView {
   maxActiveTickets: number;
   /** minutes before opensAt from which joins enter the pre-queue; 0: no pre-queue */
   preQueueMinutes: number;
+  /**
+   * while no seat is left, a join still waits as long as fewer than this many students wait
+   * (everyone waiting counts); 0: a join is refused FULL
+   */
+  waitlist: number;
 }
 
 /** The fair opening's commitment, and after the draw everything needed to check it. */
@@ -94,6 +99,7 @@ export function toLectureView(
       ticketTtlSeconds: l.ticketTtlSeconds,
       maxActiveTickets: l.maxActiveTickets,
       preQueueMinutes: l.preQueueMinutes,
+      waitlist: l.waitlist,
     },
     fairness: fairnessOf(l),
     term: l.term,

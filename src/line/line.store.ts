@@ -85,7 +85,7 @@ export class LineStore {
     const reply = await this.redis.join(
       k.queue, k.seq, k.ticket(studentId), k.inflight, k.enrolled, k.facts, k.tickets,
       k.prequeue, k.drawn, k.draw, k.wpre, k.wqueue, k.wopen, k.wdraws, k.wdrawn, k.wruns,
-      studentId, join ? '1' : '0', member, askRoom ? '1' : '0',
+      k.waitlisted, studentId, join ? '1' : '0', member, askRoom ? '1' : '0',
       w?.name ?? '', w?.opensAt ?? 0, w?.member ?? '',
     ); // prettier-ignore
     if (isScriptError(reply)) {
@@ -177,7 +177,7 @@ export class LineStore {
     const k = lectureKeys(lectureId);
     const [left, gaveBack] = await this.redis.leave(
       k.queue, k.ticket(studentId), k.tickets, k.stats, k.gone, k.prequeue, k.wpre, k.wqueue,
-      studentId, member,
+      k.waitlisted, studentId, member,
     ); // prettier-ignore
     return { left: left === 1, gaveBack: gaveBack === 1 };
   }
@@ -238,12 +238,19 @@ export class LineStore {
     if (q + t + h + p + w > 0) await this.watch(lectureId);
   }
 
-  /** Figures for the admin's stats route. */
-  async counts(lectureId: number): Promise<{
+  /**
+   * Figures for the admin's stats route. `seatsLeft`: the lecture's, as the caller shows them;
+   * `waitlisted` is everyone waiting while none is left (API.md v4, waitlists), else 0.
+   */
+  async counts(
+    lectureId: number,
+    seatsLeft: number,
+  ): Promise<{
     waiting: number;
     activeTickets: number;
     admittedTotal: number;
     preQueued: number;
+    waitlisted: number;
   }> {
     const k = lectureKeys(lectureId);
     const now = Date.now();
@@ -259,7 +266,13 @@ export class LineStore {
       return Number(v ?? 0);
     });
     // the lecture's own pre-queue and every registration window's
-    return { waiting, activeTickets: active, admittedTotal: admitted, preQueued: preQueued + windows }; // prettier-ignore
+    return {
+      waiting,
+      activeTickets: active,
+      admittedTotal: admitted,
+      preQueued: preQueued + windows,
+      waitlisted: seatsLeft > 0 ? 0 : waiting,
+    };
   }
 
   /**
@@ -490,5 +503,25 @@ export class LineStore {
       k.ticket(studentId), k.tickets, k.inflight, studentId, ttlMs, deadline,
     ); // prettier-ignore
     return done === 1;
+  }
+
+  // --- waitlists (API.md v4): who joined while no seat was left
+
+  /**
+   * Which of these just-admitted students joined while no seat was left (the join marked them,
+   * join-17), taking them out of the mark: each is answered once, by the admission that admitted
+   * them. One round trip (a MULTI in the lecture's slot).
+   */
+  async waitlistedAmong(lectureId: number, studentIds: string[]): Promise<string[]> {
+    if (studentIds.length === 0) return [];
+    const key = lectureKeys(lectureId).waitlisted;
+    const replies = await this.redis
+      .multi()
+      .smismember(key, ...studentIds)
+      .srem(key, ...studentIds)
+      .exec();
+    for (const [err] of replies!) if (err) throw err;
+    const marked = replies![0][1] as number[];
+    return studentIds.filter((_, i) => marked[i] === 1);
   }
 }

@@ -27,11 +27,12 @@ export class LiveController {
    * Server-Sent Events: `event: status` with the student's QueueStatus at once, then whenever
    * it changes; `: keep-alive` comments; `event: error` (CLOSED) when the lecture closes;
    * `event: reconnect` when this instance shuts down. Ends after ENROLLED, after WAITING with
-   * seatsLeft 0, and when the same student opens a newer stream for the lecture. Every event
-   * has an `id:`; a reconnect (Last-Event-ID) while the status is one the stream ends on is
-   * answered 204, which tells a standard EventSource client to stop. Opening counts as one
-   * request for the rate limit; 503 UNAVAILABLE with Retry-After when this instance holds
-   * MAX_STREAMS.
+   * seatsLeft 0 in a lecture whose admission.waitlist is 0 (above 0 a seat given back admits the
+   * head: the stream stays open), and when the same student opens a newer stream for the
+   * lecture. Every event has an `id:`; a reconnect (Last-Event-ID) while the status is one the
+   * stream ends on is answered 204, which tells a standard EventSource client to stop. Opening
+   * counts as one request for the rate limit; 503 UNAVAILABLE with Retry-After when this
+   * instance holds MAX_STREAMS.
    */
   @ApiProduces('text/event-stream')
   @ApiErrors('FORBIDDEN', 'LECTURE_NOT_FOUND', 'SECONDARY_SECTION', 'CLOSED', 'RATE_LIMITED')

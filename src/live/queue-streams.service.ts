@@ -21,7 +21,10 @@ export class LectureStream extends StudentStream {
     super(...opened);
   }
 
-  /** API.md: ends after ENROLLED, or WAITING with no seat left: nothing left to wait for. */
+  /**
+   * API.md: ends after ENROLLED, or WAITING with no seat left in a lecture without a waitlist:
+   * nothing left to wait for.
+   */
   shown(w: Watch): void {
     if (w.finished) this.end(this);
   }
@@ -106,7 +109,7 @@ export class QueueStreams implements OnApplicationBootstrap, BeforeApplicationSh
       throw err;
     }
     const newest = this.streams.settle(key, opening);
-    if (slot.gone || !newest || (reconnecting && isFinal(first.status))) {
+    if (slot.gone || !newest || (reconnecting && isFinal(first.status, first.waitlist))) {
       // The client left while we read, a newer stream replaced this one, or the client would
       // be told to stop: nothing to keep.
       this.watches.abandon(lectureId);

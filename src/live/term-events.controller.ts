@@ -29,10 +29,10 @@ export class TermEventsController {
    * after its `NOT_QUEUED`). A closed lecture is sent once as `event: error`
    * `{ lectureId, error }` and followed no further. A lecture leaves something to wait for while
    * it is planned with a seat left (every seat is left before it opens), or I am pre-queued,
-   * waiting with a seat left, or admitted. When nothing is left the stream sends `event: end`
-   * and ends; an opening then, with or without Last-Event-ID, is answered 204. Of two streams
-   * opened a moment apart, the one opened last stays. One request for the rate limit, one
-   * place under MAX_STREAMS.
+   * waiting with a seat left (or without one in a lecture whose admission.waitlist is above 0),
+   * or admitted. When nothing is left the stream sends `event: end` and ends; an opening then,
+   * with or without Last-Event-ID, is answered 204. Of two streams opened a moment apart, the
+   * one opened last stays. One request for the rate limit, one place under MAX_STREAMS.
    */
   @ApiProduces('text/event-stream')
   @ApiErrors('FORBIDDEN', 'RATE_LIMITED')

@@ -12,17 +12,23 @@ export const followed = (s: QueueStatusView, planned: boolean): boolean =>
 
 /**
  * Whether a followed lecture leaves something to wait for: planned and not yet open, or open
- * with a seat left; the student pre-queued, waiting with a seat left, or admitted. A seat held
- * leaves nothing. Before its opening a lecture has every seat left (capacity is at least 1 and
- * nobody can enroll yet), so "planned, not yet open" needs no clock: it is "planned, a seat left".
+ * with a seat left; the student pre-queued, waiting with a seat left (or without one in a
+ * lecture whose `waitlist` is above 0, API.md v4: a seat given back admits the head), or
+ * admitted. A seat held leaves nothing. Before its opening a lecture has every seat left
+ * (capacity is at least 1 and nobody can enroll yet), so "planned, not yet open" needs no clock:
+ * it is "planned, a seat left".
  */
-export function somethingToWaitFor(s: QueueStatusView, planned: boolean): boolean {
+export function somethingToWaitFor(
+  s: QueueStatusView,
+  planned: boolean,
+  waitlist: number,
+): boolean {
   switch (s.status) {
     case 'PRE_QUEUED':
     case 'ADMITTED':
       return true;
     case 'WAITING':
-      return s.seatsLeft > 0;
+      return s.seatsLeft > 0 || waitlist > 0;
     case 'NOT_QUEUED':
       return planned && s.seatsLeft > 0;
     default:
@@ -67,7 +73,9 @@ export class TermStream extends StudentStream {
   /** Nothing is left to wait for in any lecture it follows (none followed: nothing either). */
   get done(): boolean {
     return [...this.watches.values()].every(
-      (w) => w.status !== undefined && !somethingToWaitFor(w.status, this.planned.has(w.lectureId)),
+      (w) =>
+        w.status !== undefined &&
+        !somethingToWaitFor(w.status, this.planned.has(w.lectureId), w.waitlist),
     );
   }
 

@@ -117,7 +117,8 @@ export class TermStreams implements OnApplicationBootstrap, BeforeApplicationShu
     const newest = this.streams.settle(key, opening);
     const nothingLeft = [...firsts.values()].every(
       (f) =>
-        f instanceof AppError || !somethingToWaitFor(f.status, planned.has(f.status.lectureId)),
+        f instanceof AppError ||
+        !somethingToWaitFor(f.status, planned.has(f.status.lectureId), f.waitlist),
     );
     // News heard meanwhile may have added something to wait for: the stream opens and follows
     // it, and ends with `event: end` if it did not.

@@ -30,6 +30,8 @@ export class Watch {
   shownAt = 0;
   /** the lecture closed (or was deleted): nothing more will change */
   over = false;
+  /** the lecture's waitlist as last read (API.md v4): above 0, WAITING with no seat left waits on */
+  waitlist = 0;
   /** no longer followed: a read still running must not show (nor end) anything */
   stopped = false;
 
@@ -49,10 +51,13 @@ export class Watch {
     return true;
   }
 
-  /** API.md: after ENROLLED, or WAITING with no seat left, there is nothing left to wait for. */
+  /**
+   * API.md: after ENROLLED, or WAITING with no seat left in a lecture without a waitlist, there
+   * is nothing left to wait for.
+   */
   get finished(): boolean {
     const s = this.status;
-    return this.over || isFinal(s);
+    return this.over || isFinal(s, this.waitlist);
   }
 
   stop(): void {
@@ -72,7 +77,12 @@ export function sameFields(a: QueueStatusView, b: QueueStatusView): boolean {
   return keys.every((k) => a[k] === b[k] && (a[k] === null || typeof a[k] !== 'object'));
 }
 
-/** The statuses a lecture stream ends on (API.md): ENROLLED, WAITING with no seat left. */
-export function isFinal(s: QueueStatusView | undefined): boolean {
-  return s?.status === 'ENROLLED' || (s?.status === 'WAITING' && s.seatsLeft === 0);
+/**
+ * The statuses a lecture stream ends on (API.md): ENROLLED, and WAITING with no seat left while
+ * the lecture's `waitlist` is 0 — above 0 (API.md v4, waitlists) a seat given back admits the
+ * head, so that student still has something to wait for.
+ */
+export function isFinal(s: QueueStatusView | undefined, waitlist: number): boolean {
+  if (s?.status === 'ENROLLED') return true;
+  return s?.status === 'WAITING' && s.seatsLeft === 0 && !(waitlist > 0);
 }

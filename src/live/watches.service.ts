@@ -18,6 +18,8 @@ const REREAD_BATCH = 250;
 export interface FirstStatus {
   status: QueueStatusView;
   seq: number | null;
+  /** the lecture's waitlist (API.md v4): above 0, WAITING with no seat left still waits */
+  waitlist: number;
 }
 
 /**
@@ -71,7 +73,9 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
   async begin(lectureId: number, studentId: string): Promise<FirstStatus> {
     await this.channel.pin(lectureId);
     try {
-      return await this.queue.statusAndSeq(lectureId, studentId);
+      const first = await this.queue.statusAndSeq(lectureId, studentId);
+      // Read by statusAndSeq a moment ago: from this instance's copy.
+      return { ...first, waitlist: (await this.facts.get(lectureId)).waitlist };
     } catch (err) {
       this.channel.unpin(lectureId);
       throw err;
@@ -90,6 +94,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     let watches = students.get(w.studentId);
     if (!watches) students.set(w.studentId, (watches = new Set()));
     watches.add(w);
+    w.waitlist = first.waitlist;
     this.show(w, first.status, first.seq);
   }
 
@@ -183,7 +188,11 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
   /** An admission, shown from the news itself: the push needs no Redis read. */
   private async admitted(w: Watch, expiresAt: number, waiting: number): Promise<void> {
     try {
-      this.show(w, await this.queue.admittedView(w.lectureId, expiresAt, waiting), null);
+      this.show(
+        w,
+        await this.queue.admittedView(w.lectureId, w.studentId, expiresAt, waiting),
+        null,
+      );
     } catch (err) {
       this.failed(w, err);
     }
@@ -234,6 +243,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
         try {
           const watches = [...students.values()].flatMap((set) => [...set]);
           const facts = await this.facts.get(lectureId);
+          this.followWaitlist(watches, facts.waitlist);
           if (facts.closesAt !== null && now >= facts.closesAt) {
             // They see CLOSED and end, or (a term stream's) stop being followed: sent once.
             for (const w of watches) void this.refresh(w);
@@ -282,6 +292,19 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
+  /**
+   * An edit of the lecture's waitlist reaches its watches within a tick: one whose status is
+   * shown again with it, so a stream left with nothing to wait for (the waitlist taken away
+   * from a student waiting with no seat left) ends, as it would have on that status.
+   */
+  private followWaitlist(watches: Watch[], waitlist: number): void {
+    for (const w of watches) {
+      if (w.waitlist === waitlist || w.stopped) continue;
+      w.waitlist = waitlist;
+      if (w.status) w.owner.shown(w);
+    }
+  }
+
   private async updatePositions(lectureId: number, waiting: Watch[]): Promise<void> {
     const shape = await this.line.positions(lectureId);
     for (const w of waiting) {
@@ -290,7 +313,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
       if (position === null) void this.refresh(w);
       else {
         w.readAt = Date.now(); // the queue's shape, just read, is this student's status
-        this.show(w, await this.queue.waitingView(lectureId, position, shape), w.seq);
+        this.show(w, await this.queue.waitingView(lectureId, w.studentId, position, shape), w.seq);
       }
     }
   }

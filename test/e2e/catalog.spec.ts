@@ -79,7 +79,7 @@ describe('The catalog import (PUT /terms/:term/catalog)', () => {
       location: null,
       opensAt: expect.any(String),
       closesAt: null,
-      admission: { batchSize: 50, ticketTtlSeconds: 300, maxActiveTickets: 200, preQueueMinutes: 0 }, // prettier-ignore
+      admission: { batchSize: 50, ticketTtlSeconds: 300, maxActiveTickets: 200, preQueueMinutes: 0, waitlist: 0 }, // prettier-ignore
     });
     // Importing what it answers changes nothing.
     const again = await put(term, back.body);

@@ -39,6 +39,7 @@ describe('Lectures (API.md)', () => {
           ticketTtlSeconds: 300,
           maxActiveTickets: 200,
           preQueueMinutes: 0,
+          waitlist: 0,
         },
         // Opening now, so drawn before the answer (nobody to draw): the seed is published, and
         // matches the commitment (a scheduled lecture's stays secret: the next test).

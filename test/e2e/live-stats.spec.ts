@@ -31,6 +31,7 @@ describe('GET /lectures/:id/stats/events (API.md, Live queue): admins’ live st
         seatsLeft: 10,
         admittedTotal: 0,
         preQueued: 0,
+        waitlisted: 0,
         admittedPerSecond: 0,
       });
       for (const s of ['a', 'b', 'c']) await join(app.url, id, s);

@@ -1,9 +1,11 @@
 import { lectureKeys } from '../../src/redis/keys';
 import { JoinReply, ScriptError } from '../../src/redis/script-commands';
 import { positionIn, shapeOf } from '../../src/line/line.types';
+import { LineStore } from '../../src/line/line.store';
+import type { RedisClient } from '../../src/redis/redis-client';
 import { LuaHarness } from '../helpers/lua-harness';
 
-describe('join-16.lua', () => {
+describe('join-17.lua', () => {
   let h: LuaHarness;
   let id = 100;
   let k: ReturnType<typeof lectureKeys>;
@@ -55,6 +57,49 @@ describe('join-16.lua', () => {
     expect(await place('a', true)).toEqual(['WAITING', 1, 1, 0, 0, 0, 1, 0, 0]);
   });
 
+  it('waitlist 0: a join finding no seat left is refused FULL, and nobody is marked', async () => {
+    await h.setFacts(id, { seatsLeft: 0, waitlist: 0 });
+    expect(await place('a', true)).toEqual(['FULL', 0, 0, 0, 0, 0, 0, 1, 1]);
+    expect(await h.redis.exists(k.queue, k.waitlisted)).toBe(0);
+  });
+
+  it('waitlist 2: two joins finding no seat left wait (marked), the third is refused FULL', async () => {
+    await h.setFacts(id, { seatsLeft: 0, waitlist: 2 });
+    expect(await place('a', true)).toEqual(['WAITING', 1, 1, 0, 1, 0, 1, 1, 1]);
+    expect(await place('b', true)).toEqual(['WAITING', 2, 2, 0, 1, 0, 2, 0, 1]);
+    expect(await place('c', true)).toEqual(['FULL', 0, 2, 0, 0, 0, 0, 0, 1]);
+    expect((await h.redis.smembers(k.waitlisted)).sort()).toEqual(['a', 'b']);
+    // A repeat join answers the place, the waitlist full or not; reads never join.
+    expect(await place('b', true)).toEqual(['WAITING', 2, 2, 0, 0, 0, 2, 0, 0]);
+    expect((await place('c', false))[0]).toBe('NOT_QUEUED');
+    expect(await h.redis.zrange(k.queue, 0, -1)).toEqual(['a', 'b']);
+  });
+
+  it('the waitlist counts everyone waiting; a join while seats are left is not marked', async () => {
+    await h.setFacts(id, { seatsLeft: 1, waitlist: 2 });
+    await place('a', true); // a seat left: queued as ever
+    await h.setFacts(id, { seatsLeft: 0, waitlist: 2 }, 2);
+    expect((await place('b', true))[0]).toBe('WAITING'); // 1 waiting < 2
+    expect((await place('c', true))[0]).toBe('FULL'); // 2 waiting: a counts
+    expect(await h.redis.smembers(k.waitlisted)).toEqual(['b']);
+    // A package whose sections have no seat left counts as no seat left.
+    await h.setFacts(id, { seatsLeft: 5, packageSeats: 0, waitlist: 3 }, 3);
+    expect(await place('d', true)).toEqual(['WAITING', 3, 3, 5, 1, 0, 3, 0, 1]);
+    expect((await h.redis.smembers(k.waitlisted)).sort()).toEqual(['b', 'd']);
+  });
+
+  it('the mark goes with a leave, and with the admission that takes it (waitlistedAmong)', async () => {
+    await h.setFacts(id, { seatsLeft: 0, waitlist: 5 });
+    await h.joinAll(id, ['a', 'b', 'c']);
+    expect(await h.leave(id, 'b')).toEqual([1, 0]);
+    expect((await h.redis.smembers(k.waitlisted)).sort()).toEqual(['a', 'c']);
+    const line = new LineStore(h.redis as RedisClient);
+    expect(await line.waitlistedAmong(id, ['x', 'c', 'a'])).toEqual(['c', 'a']);
+    expect(await h.redis.exists(k.waitlisted)).toBe(0);
+    expect(await line.waitlistedAmong(id, ['a'])).toEqual([]); // answered once
+    expect(await line.waitlistedAmong(id, [])).toEqual([]);
+  });
+
   it('reports ADMITTED with the ticket lifetime, ENROLLED for a seat holder, ADMITTED while an enroll is in flight', async () => {
     await h.setFacts(id);
     const expiresAt = Date.now() + 5000;
@@ -104,7 +149,7 @@ describe('join-16.lua', () => {
   });
 });
 
-describe('leave-8 and positions-3: live positions from sequence numbers', () => {
+describe('leave-9 and positions-3: live positions from sequence numbers', () => {
   let h: LuaHarness;
   let id = 300;
   let k: ReturnType<typeof lectureKeys>;

@@ -10,7 +10,7 @@ describe('Every script touches one cluster slot', () => {
       const k = lectureKeys(id);
       const names = [k.queue, k.seq, k.ticketPrefix, k.ticket('alice'), k.ticket('x:y@z'), k.tickets, k.inflight,
         k.enrolled, k.facts, k.stats, k.admitLog, k.gone, k.prequeue, k.drawn, k.draw, k.grants,
-        k.admissions, k.wpre, k.wqueue, k.wopen, k.wdraws, k.wdrawn, k.wruns]; // prettier-ignore
+        k.admissions, k.wpre, k.wqueue, k.wopen, k.wdraws, k.wdrawn, k.wruns, k.waitlisted]; // prettier-ignore
       const slots = new Set<number>();
       for (const name of names) slots.add(calculateSlot(name));
       expect(slots.size).toBe(1);

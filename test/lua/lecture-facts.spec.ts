@@ -1,4 +1,9 @@
-import { LectureFacts, toHashFields } from '../../src/lectures/lecture-facts';
+import {
+  LectureFacts,
+  WAITLIST_UNREAD,
+  fromHash,
+  toHashFields,
+} from '../../src/lectures/lecture-facts';
 import { lectureKeys } from '../../src/redis/keys';
 import { LuaHarness } from '../helpers/lua-harness';
 
@@ -17,6 +22,7 @@ describe('record-lecture-2, rebuild-lecture-2', () => {
     ticketTtlSeconds: 60,
     maxActiveTickets: 20,
     preQueueMinutes: 0,
+    waitlist: 0,
     term: 'current',
     primaryIds: [],
     components: {},
@@ -76,6 +82,20 @@ describe('record-lecture-2, rebuild-lecture-2', () => {
     await rebuild(facts(1), ['a', 'b']);
     await rebuild(facts(2), ['b']);
     expect(await h.redis.smembers(k.enrolled)).toEqual(['b']);
+  });
+
+  it("the waitlist travels with the facts; a row read without it keeps Redis's", async () => {
+    await rebuild(facts(1, { waitlist: 30 }), []);
+    expect(fromHash(id, await h.redis.hgetall(k.facts))).toEqual(facts(1, { waitlist: 30 }));
+    // An enroll's row without the column (see WAITLIST_UNREAD): the seats move, the waitlist stays.
+    const enrolled = facts(2, { seatsLeft: 9, waitlist: WAITLIST_UNREAD });
+    expect(await record(enrolled, 'enrolled', ['a'])).toBe(1);
+    expect(await h.redis.hmget(k.facts, 'v', 'seatsLeft', 'waitlist')).toEqual(['2', '9', '30']);
+    expect(await record(facts(3, { seatsLeft: 9, waitlist: 0 }))).toBe(1);
+    expect(await h.redis.hget(k.facts, 'waitlist')).toBe('0');
+    // Facts written without it (an older instance's) are rebuilt, as without `term`.
+    await h.redis.hdel(k.facts, 'waitlist');
+    expect(fromHash(id, await h.redis.hgetall(k.facts))).toBeUndefined();
   });
 
   it('a rebuild of thousands of holders is one step', async () => {

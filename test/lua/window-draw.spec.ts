@@ -6,7 +6,7 @@ import { LuaHarness } from '../helpers/lua-harness';
 const member = (window: string, hmacDigit: string, student: string) =>
   `${window}|${hmacDigit.repeat(64)}:${student}`;
 
-describe("registration windows' pre-queues and draws (join-16, draw-windows-12, leave-8, places-9)", () => {
+describe("registration windows' pre-queues and draws (join-17, draw-windows-12, leave-9, places-9)", () => {
   let h: LuaHarness;
   let id = 900;
   let k: ReturnType<typeof lectureKeys>;

@@ -2,7 +2,8 @@
   Reads a student's place in a lecture's queue and, when asked, joins them at the back.
   Reading and joining share one script so both see one consistent state: a student is never
   seen between the queue and a ticket. Every call on the hot path: each Redis call here is
-  counted (a first join makes 11 or 12 of them, a waiting student's read 4).
+  counted (a first join makes 11 or 12 of them, a waiting student's read 4; a join onto the
+  waitlist 2 more).
 
   KEYS[1] queue     sorted set: student -> join sequence number
   KEYS[2] seq       counter of joins (orders same-millisecond joins strictly)
@@ -16,6 +17,7 @@
   KEYS[10] draw     hash: the draw marker, present once the pre-queue was drawn
   KEYS[11..16] wpre, wqueue, wopen, wdraws, wdrawn, wruns: the registration windows'
            pre-queues of the lecture and their draws (see includes/window-draw.lua)
+  KEYS[17] waitlisted  set of the students queued by a join that found no seat left
 
   ARGV[1] student id
   ARGV[2] '1' to join when not already present, '0' to only read
@@ -28,6 +30,12 @@
   ARGV[7] the student's member of that window's pre-queue, '<window>|<HMAC hex>:<student>'
           ('' when the caller, by its clock, found the window open already)
 
+  Waitlists (API.md v4): a join into the queue that finds no seat left is still queued while
+  fewer than the facts' `waitlist` students wait (the whole queue counts), and marked in
+  KEYS[17]; else it is refused FULL. A repeat join answers the place as ever. A pre-queue join
+  (the lecture's own or a window's) finding no seat is refused FULL as before: the draws are
+  another matter.
+
   Once the lecture has opened, the windows' pre-queues whose opening has come by Redis's clock
   are drawn first (each once), so a join goes behind every window drawn by now.
   Before opensAt (Redis time) a join enters the pre-queue if the window
@@ -37,7 +45,8 @@
   Output: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened }
     state 'ENROLLED' | 'ADMITTED' (detail: the ticket's expiry in ms since the epoch, as granted;
           0 while its enroll is in flight) | 'WAITING' (detail: 1-based position)
-          | 'PRE_QUEUED' | 'NOT_QUEUED' | 'FULL' (join refused: no seat left)
+          | 'PRE_QUEUED' | 'NOT_QUEUED' | 'FULL' (join refused: no seat left, and the waitlist
+            full or none)
           | 'NOT_OPEN' (join refused: before the pre-queue opens, or no pre-queue)
           | 'LAPSED' (an enroll's hold passed its deadline unrecorded: the caller recovers it,
             then reads again; until then the student is neither admitted nor free to rejoin)
@@ -61,7 +70,7 @@ local student = ARGV[1]
 --- @include "draw"
 --- @include "window-draw"
 
-local f = rcall('HMGET', KEYS[6], 'seatsLeft', 'opensAt', 'preQueueMs', 'maxActive', 'pkgSeats')
+local f = rcall('HMGET', KEYS[6], 'seatsLeft', 'opensAt', 'preQueueMs', 'maxActive', 'pkgSeats', 'waitlist')
 if not f[1] then return { -1 } end
 local seatsLeft, opensAt, preQueueMs = tonumber(f[1]), tonumber(f[2]), tonumber(f[3] or '0')
 -- What can still be seated: a primary with secondary sections also needs a seat in them.
@@ -137,10 +146,16 @@ end
 if ARGV[2] ~= '1' then return answer('NOT_QUEUED', 0, 0) end
 -- Drawn, but the window was moved later since: closed to joins until it opens again.
 if now < opensAt then return answer('NOT_OPEN', 0, 0) end
-if seats <= 0 then return answer('FULL', 0, 0) end
+-- No seat left: the waitlist, while fewer than its size wait.
+local waitlisted = seats <= 0
+if waitlisted then
+  local queued = rcall('ZCARD', KEYS[1])
+  if queued >= tonumber(f[6] or '0') then return answer('FULL', 0, 0, 0, 0, queued) end
+end
 
 seq = rcall('INCR', KEYS[2])
 rcall('ZADD', KEYS[1], seq, student)
+if waitlisted then rcall('SADD', KEYS[17], student) end
 local waiting = rcall('ZCARD', KEYS[1])
 local room = 0
 if ARGV[4] == '1' then

@@ -14,6 +14,7 @@
   KEYS[6] prequeue sorted set: '<HMAC hex>:<student>' of the pre-queued students
   KEYS[7] wpre     hash: student -> member, the students in a window's pre-queue
   KEYS[8] wqueue   the windows' pre-queues (see includes/window-draw.lua)
+  KEYS[9] waitlisted  set of the students queued by a join that found no seat left
 
   ARGV[1] student id
   ARGV[2] the student's pre-queue member, or '' when the lecture has opened
@@ -33,6 +34,7 @@ end
 if seq then
   seq = tonumber(seq)
   rcall('ZREM', KEYS[1], ARGV[1])
+  rcall('SREM', KEYS[9], ARGV[1])
   left = 1
   local first, last = seq, seq
   local before = rcall('ZREVRANGEBYSCORE', KEYS[5], seq - 1, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
