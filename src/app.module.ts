@@ -5,9 +5,11 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { EnrollModule } from './enroll/enroll.module';
+import { AutoEnrollModule } from './auto-enroll/auto-enroll.module';
 import { FairnessModule } from './fairness/fairness.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { NotificationsModule } from './notifications/notifications.module';
 import { LecturesModule } from './lectures/lectures.module';
 import { LiveModule } from './live/live.module';
 import { QueueModule } from './queue/queue.module';
@@ -27,6 +29,7 @@ export class AppModule {
         MetricsModule,
         DatabaseModule,
         RedisModule.forRoot(config),
+        NotificationsModule,
         AuthModule,
         HealthModule,
         LecturesModule,
@@ -37,6 +40,7 @@ export class AppModule {
         CatalogModule,
         PlansModule,
         EnrollModule,
+        AutoEnrollModule,
         LiveModule,
       ],
     };

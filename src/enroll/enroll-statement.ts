@@ -21,6 +21,8 @@ export interface EnrollRequest {
   deadline: number;
   /** the queue sequence number of the ticket consumed, recorded with the row (null: unknown) */
   queueSeq: number | null;
+  /** the service enrolls the student itself (API.md v4): their mail is recorded with the seat */
+  auto?: boolean;
 }
 
 /** What a rule's refusal tells the student (src/rules/). */

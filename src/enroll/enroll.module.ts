@@ -11,5 +11,6 @@ import { SeatTransactions } from './seat.transactions';
   imports: [HoldsModule, LecturesModule, NewsModule, QueueModule],
   controllers: [EnrollController],
   providers: [EnrollService, SeatTransactions],
+  exports: [EnrollService],
 })
 export class EnrollModule {}

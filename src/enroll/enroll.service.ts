@@ -7,6 +7,7 @@ import { LectureFacts } from '../lectures/lecture-facts';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
+import { NotificationsService } from '../notifications/notifications.service';
 import { EnrollBatcher } from './enroll-batcher';
 import { EnrollOutcome, EnrollRequest, RefusalDetail, isRefusal } from './enroll-statement';
 import { CancelOutcome, ExchangeOutcome, SeatTransactions, SwapOutcome } from './seat.transactions';
@@ -42,6 +43,9 @@ export class SectionsView {
 
 type Answer = { created: boolean; view: EnrollView };
 
+/** Told of every seat this instance's enrolls took: the student, the lecture, its term. */
+export type EnrolledListener = (lecture: LectureFacts, studentId: string) => void;
+
 @Injectable()
 export class EnrollService {
   // One seat transaction at a time per lecture, carrying every enroll that waited for it:
@@ -53,8 +57,10 @@ export class EnrollService {
     const students = batch.filter((_, i) => outcomes[i].kind === 'ENROLLED').map((r) => r.studentId); // prettier-ignore
     if (won.length > 0) await this.facts.recordSections(won[0].sections ?? [], 'enrolled', students); // prettier-ignore
     await this.facts.recordSections(outcomes[0]?.others ?? [], '', []); // shared sections' primaries
+    if (batch.some((r, i) => r.auto && outcomes[i].kind === 'ENROLLED')) this.notifications.committed(); // prettier-ignore
     return outcomes;
   });
+  private readonly enrolledListeners: EnrolledListener[] = [];
 
   constructor(
     private readonly holds: Holds,
@@ -62,7 +68,13 @@ export class EnrollService {
     private readonly facts: LectureFactsService,
     private readonly channel: AdmissionChannel,
     private readonly metrics: MetricsService,
+    private readonly notifications: NotificationsService,
   ) {}
+
+  /** Listens to every enrollment this instance commits (a swap's too). */
+  onEnrolled(listener: EnrolledListener): void {
+    this.enrolledListeners.push(listener);
+  }
 
   /**
    * Consume the ticket first (one DEL only one request wins), then the row-locked transaction.
@@ -71,7 +83,7 @@ export class EnrollService {
   async enroll(
     lectureId: number,
     studentId: string,
-    { swapFrom, sections }: { swapFrom?: number; sections?: number[] } = {},
+    { swapFrom, sections, auto = false }: { swapFrom?: number; sections?: number[]; auto?: boolean } = {}, // prettier-ignore
   ): Promise<Answer> {
     // LECTURE_NOT_FOUND, SECONDARY_SECTION and COMPONENT_REQUIRED before any ticket
     const lecture = await this.facts.getPrimary(lectureId);
@@ -86,8 +98,10 @@ export class EnrollService {
       if (from.term !== lecture.term) throw otherTerm(swapFrom);
     }
     try {
-      const result = await this.consumeAndEnroll(lectureId, studentId, swapFrom, chosen);
+      const result = await this.consumeAndEnroll(lectureId, studentId, swapFrom, chosen, auto);
       this.metrics.enrollOutcome(lectureId, result.view.status);
+      if (result.created)
+        for (const listener of this.enrolledListeners) listener(lecture, studentId);
       return result;
     } catch (err) {
       this.metrics.enrollOutcome(lectureId, err instanceof AppError ? err.code : 'ERROR');
@@ -103,10 +117,11 @@ export class EnrollService {
     studentId: string,
     swapFrom: number | undefined,
     sections: number[],
+    auto: boolean,
   ): Promise<Answer> {
     const hold = await this.holds.take(lectureId, studentId);
     if (hold === null) return this.withoutTicket(lectureId, studentId);
-    const request = { studentId, deadline: hold.deadline, queueSeq: hold.queueSeq };
+    const request = { studentId, deadline: hold.deadline, queueSeq: hold.queueSeq, auto };
     const faulted = async (err: unknown): Promise<never> => {
       if (!isInfraError(err)) throw err;
       this.metrics.storeError(infraStore(err));

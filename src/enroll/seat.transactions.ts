@@ -119,6 +119,12 @@ export class SeatTransactions {
       // A package's lectures as it left them (their seats, the primary's package seats), and
       // the other primaries of its sections.
       ...(pkg ? [factsOfSql([id, ...sections]), otherPrimariesSql([id], sections)] : []),
+      // Last, so the statements above keep their places: the mails of those enrolled by the
+      // service itself, in the transaction that enrolls them (API.md v4, notifications).
+      ...autoEnrolledMailSql(
+        id,
+        once.filter((r) => r.auto).map((r) => r.studentId),
+      ),
     );
     const at = BEGIN_STATEMENTS + 3;
     const after = packageAfter(results[at + 1], sections);
@@ -399,4 +405,20 @@ function withPackage(
   if (after.length === 0 || !('lecture' in outcome)) return outcome;
   const lecture = after.find((f) => f.id === id) ?? outcome.lecture;
   return { ...outcome, lecture, sections: after.filter((f) => f.id !== id), others };
+}
+
+/**
+ * The ENROLLED notifications of the students among `studentIds` whose row this transaction
+ * inserted (their enrolled_at is the transaction's now()); none asked: no statement.
+ */
+function autoEnrolledMailSql(lectureId: number, studentIds: string[]): string[] {
+  if (studentIds.length === 0) return [];
+  return [
+    `INSERT INTO notification (student_id, kind, lecture_id, subject, body)
+     SELECT e.student_id, 'ENROLLED', l.id, 'Enrolled in ' || l.title,
+            'When your turn came, the registration service enrolled you in lecture ' || l.id || ', ' || l.title || '.'
+       FROM enrollment e JOIN lecture l ON l.id = e.lecture_id
+      WHERE e.lecture_id = ${lectureId} AND e.enrolled_at = now()
+        AND e.student_id IN (${studentIds.map(escapeLiteral).join(', ')})`,
+  ];
 }

@@ -1,5 +1,6 @@
+import { JoinAllBodyDto, autoOf } from '../queue/join.dto';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AuthUser, CurrentUser } from '../auth/current-user.decorator';
 import { Roles } from '../auth/roles.decorator';
 import { ApiErrors } from '../docs/api-errors.decorator';
@@ -48,14 +49,17 @@ export class PlansController {
     description:
       'Each lecture is joined exactly as POST /lectures/{id}/queue would; one item per lecture ' +
       'in plan order: its QueueStatus, or `{ lectureId, error }` (FULL, CLOSED, NOT_OPEN, …). ' +
-      'One request for the rate limit.',
+      'One request for the rate limit. With autoEnroll, every lecture of the plan enrolls the student ' +
+      'when admitted (as a join with autoEnroll would).',
   })
+  @ApiBody({ type: JoinAllBodyDto, required: false })
   @Post('queue')
   @HttpCode(200)
   async joinAll(
     @Param('term', ParseTermPipe) term: string,
     @CurrentUser() user: AuthUser,
+    @Body() body?: JoinAllBodyDto,
   ): Promise<PlanQueueView> {
-    return { items: await this.plans.joinAll(user.id, term) };
+    return { items: await this.plans.joinAll(user.id, term, autoOf(body)) };
   }
 }

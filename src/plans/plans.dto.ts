@@ -44,6 +44,8 @@ export class PlanQueueItem {
   estimatedWaitSeconds?: number | null;
   ticketExpiresAt?: string | null;
   seatsLeft?: number;
+  autoEnroll?: boolean;
+  lastRefusal?: QueueStatusView['lastRefusal'];
   /** FULL, CLOSED, NOT_OPEN, … as POST /lectures/{id}/queue would have answered */
   error?: Omit<ErrorBody, 'conflictsWith'>;
 }

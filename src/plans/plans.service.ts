@@ -10,6 +10,7 @@ import { AdmissionChannel } from '../news/admission-channel';
 import { QueueService } from '../queue/queue.service';
 import { creditLimitSql } from '../terms/credit-limit';
 import { PlannedLecture, planWarnings } from './plan-warnings';
+import type { AutoSettings } from '../auto-enroll/auto-enroll.types';
 import { PlanQueueItem, PlanView } from './plans.dto';
 
 /** Advisory lock namespace of one student's plan edits ('plan'); the other half hashes them. */
@@ -130,12 +131,16 @@ export class PlansService {
    * another's, and concurrent joins share the Redis connection's pipeline); the answers in plan
    * order. Only when every join failed for a store is the whole request UNAVAILABLE.
    */
-  async joinAll(studentId: string, term: string): Promise<PlanQueueItem[]> {
+  async joinAll(
+    studentId: string,
+    term: string,
+    auto?: AutoSettings | null,
+  ): Promise<PlanQueueItem[]> {
     // Only the ids, in plan order: the warnings and the limit are not the morning's business.
     const lectureIds = await this.plannedIds(studentId, term);
     const items = await Promise.all(
       lectureIds.map((id) =>
-        this.queue.join(id, studentId, { planned: true }).then(
+        this.queue.join(id, studentId, { planned: true, auto }).then(
           ({ status }): PlanQueueItem => status,
           (err: unknown): PlanQueueItem => ({ lectureId: id, error: this.errorOf(err) }),
         ),

@@ -20,6 +20,13 @@ import { AdmissionChannel } from '../news/admission-channel';
 import { LineStore } from '../line/line.store';
 
 const CRON_NAME = 'admission';
+
+/** Told of an admission run: the students granted (maybe none), and whether a tick ran it. */
+export type AdmittedListener = (
+  lectureId: number,
+  students: string[],
+  mode: 'tick' | 'event',
+) => void;
 /**
  * Every this many ticks the cron lists again every lecture PostgreSQL says is open (or closed
  * lately): a lecture whose listing was lost (an instance died between a join and its listing,
@@ -39,6 +46,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   private ticking = false;
   private ticks = 0;
   private readonly eventRuns = new Map<number, 'running' | 'again'>();
+  private readonly admittedListeners: AdmittedListener[] = [];
 
   constructor(
     private readonly line: LineStore,
@@ -69,6 +77,14 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
 
   onApplicationShutdown(): void {
     if (this.scheduler.doesExist('interval', CRON_NAME)) this.scheduler.deleteInterval(CRON_NAME);
+  }
+
+  /**
+   * Called after each admission run of a lecture on this instance, with the students it
+   * granted tickets (none too: a tick's run, which the auto-enroll safety net follows).
+   */
+  onAdmitted(listener: AdmittedListener): void {
+    this.admittedListeners.push(listener);
   }
 
   /** One cron tick over every watched lecture. Never throws. */
@@ -166,6 +182,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       result.expiresAt,
       result.waiting,
     );
+    for (const listener of this.admittedListeners) listener(lectureId, result.students, mode);
     if (result.admitted > 0) await this.log.watch(lectureId);
     this.metrics.ticketEvent(lectureId, 'expired', result.expired);
     if (result.lapsed > 0) {

@@ -1,4 +1,22 @@
+import type { LastRefusal } from '../auto-enroll/auto-enroll.types';
 import type { Place } from '../line/line.types';
+
+/** Why the service gave the student's place up (API.md v4). */
+export class LastRefusalView {
+  /** the enroll's refusal: FULL, HOLD, a window's, a term rule's, … */
+  code: string;
+  message: string;
+  /** the held lectures in the way, when the rule names them */
+  conflictsWith?: number[];
+}
+
+/** What the status says of the service enrolling the student itself. */
+export interface AutoState {
+  autoEnroll: boolean;
+  lastRefusal: LastRefusal | null;
+}
+
+export const NO_AUTO: AutoState = { autoEnroll: false, lastRefusal: null };
 
 /** The `QueueStatus` JSON of API.md. */
 export class QueueStatusView {
@@ -17,6 +35,10 @@ export class QueueStatusView {
   /** while ADMITTED: until when enroll takes the ticket (ISO 8601) */
   ticketExpiresAt: string | null;
   seatsLeft: number;
+  /** the service enrolls the student itself when they are admitted (API.md v4) */
+  autoEnroll: boolean;
+  /** NOT_QUEUED after the service gave the place up: why (until the student joins again) */
+  lastRefusal: LastRefusalView | null;
 }
 
 /**
@@ -28,6 +50,7 @@ export function toQueueStatusView(
   lectureId: number,
   place: Place,
   nominalRatePerSecond: number,
+  auto: AutoState = NO_AUTO,
 ): QueueStatusView {
   // A refused join (FULL, NOT_OPEN) reads as not queued; LAPSED never reaches a view.
   const status =
@@ -50,5 +73,7 @@ export function toQueueStatusView(
         ? new Date(place.ticketExpiresAt).toISOString()
         : null,
     seatsLeft: place.seatsLeft,
+    autoEnroll: auto.autoEnroll,
+    lastRefusal: status === 'NOT_QUEUED' ? auto.lastRefusal : null,
   };
 }

@@ -1,5 +1,15 @@
-import { UseGuards, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  Body,
+  UseGuards,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Res,
+} from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../docs/api-errors.decorator';
 import { GATE_CODES } from '../rules';
 import type { FastifyReply } from 'fastify';
@@ -9,6 +19,8 @@ import { RateLimitGuard } from '../ratelimit/rate-limit.guard';
 import { ParseIdPipe } from '../common/parse-id.pipe';
 import { QueueStatusView } from './queue-status.view';
 import { QueueService, LectureStats } from './queue.service';
+import { JoinBodyDto, autoOf } from './join.dto';
+import { AppError } from '../common/error-codes';
 
 @ApiTags('queue')
 @Controller('lectures/:id')
@@ -18,6 +30,7 @@ export class QueueController {
   /** 201 on first join; 200 with the unchanged place when already waiting, admitted or enrolled. */
   @ApiErrors(
     'FORBIDDEN',
+    'VALIDATION_FAILED',
     'LECTURE_NOT_FOUND',
     'SECONDARY_SECTION',
     ...GATE_CODES,
@@ -33,8 +46,12 @@ export class QueueController {
       'the body adds holds), the window (WINDOW_CLOSED, or WINDOW_NOT_OPEN with opensAt unless the join ' +
       "falls within preQueueMinutes before the student's opening: it pre-queues for their window's draw), " +
       "then the lecture's own (CLOSED, NOT_OPEN, FULL). A student's opening is the later of the lecture's " +
-      'opensAt and the earliest opening of a window of theirs that has not closed.',
+      'opensAt and the earliest opening of a window of theirs that has not closed. ' +
+      'With autoEnroll the service enrolls the student itself when they are admitted (with sections ' +
+      'and swapFrom as an enroll would); a refusal gives the place up and lastRefusal says why.',
   })
+  // A plain join sends no body.
+  @ApiBody({ type: JoinBodyDto, required: false })
   @ApiResponse({
     status: 201,
     type: QueueStatusView,
@@ -52,8 +69,12 @@ export class QueueController {
     @Param('id', ParseIdPipe) id: number,
     @CurrentUser() user: AuthUser,
     @Res({ passthrough: true }) reply: FastifyReply,
+    @Body() body?: JoinBodyDto,
   ): Promise<QueueStatusView> {
-    const { created, status } = await this.queue.join(id, user.id);
+    if (body?.swapFrom === id) {
+      throw new AppError('VALIDATION_FAILED', 'swapFrom must be another lecture than the one joined'); // prettier-ignore
+    }
+    const { created, status } = await this.queue.join(id, user.id, { auto: autoOf(body) });
     reply.status(created ? 201 : 200);
     return status;
   }

@@ -10,6 +10,7 @@ import { AdmissionService } from './admission.service';
 import { ObservedRates } from './observed-rates';
 import { QueueController } from './queue.controller';
 import { QueueService } from './queue.service';
+import { AutoEnrollStore } from '../auto-enroll/auto-enroll.store';
 
 @Module({
   imports: [
@@ -22,7 +23,7 @@ import { QueueService } from './queue.service';
     RegistrationModule,
   ],
   controllers: [QueueController],
-  providers: [QueueService, AdmissionService, ObservedRates],
-  exports: [QueueService, AdmissionService],
+  providers: [QueueService, AdmissionService, ObservedRates, AutoEnrollStore],
+  exports: [QueueService, AdmissionService, AutoEnrollStore],
 })
 export class QueueModule {}

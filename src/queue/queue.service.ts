@@ -16,7 +16,10 @@ import { ObservedRates } from './observed-rates';
 import { LineStore } from '../line/line.store';
 import { Place, QueueShape, WindowOpening } from '../line/line.types';
 import { RegistrationService } from '../registration/registration.service';
-import { QueueStatusView, toQueueStatusView } from './queue-status.view';
+import { AutoEnrollStore } from '../auto-enroll/auto-enroll.store';
+import type { AutoSettings } from '../auto-enroll/auto-enroll.types';
+import { AutoState, NO_AUTO, QueueStatusView, toQueueStatusView } from './queue-status.view';
+import { AutoKnown } from './auto-known';
 
 export class LectureStats {
   /** students in the queue (never those in the pre-queue) */
@@ -27,6 +30,8 @@ export class LectureStats {
   admittedTotal: number;
   /** students in the pre-queue now (drawn into the queue at opensAt) */
   preQueued: number;
+  /** the students waiting while no seat is left (API.md v4, waitlists): 0 while seats are left */
+  waitlisted: number;
 }
 
 const isClosed = (f: LectureFacts, now = Date.now()) => f.closesAt !== null && now >= f.closesAt;
@@ -37,6 +42,7 @@ const notOpen = () => new AppError('NOT_OPEN', 'enrollment has not opened yet');
 export class QueueService {
   private readonly logger = new Logger(QueueService.name);
   private readonly admittedWhileJoining = new AdmittedWhileJoining();
+  private readonly autoKnown = new AutoKnown();
 
   constructor(
     private readonly line: LineStore,
@@ -50,6 +56,7 @@ export class QueueService {
     private readonly fence: OrderFence,
     private readonly rates: ObservedRates,
     private readonly registration: RegistrationService,
+    private readonly auto: AutoEnrollStore,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
@@ -61,13 +68,57 @@ export class QueueService {
    * unchanged (created: false). Redis decides which side of opensAt a join falls on.
    * `planned`: the lecture is in the student's plan for its term (Join all), which a term
    * stream follows anyway, so the join is not noted in the student's lines.
+   * `auto` (API.md v4): the join's body — settings to enroll the student when admitted, null
+   * not to; undefined (no body) keeps what a repeat join had, and is "not" for a new one.
    */
   async join(
     lectureId: number,
     studentId: string,
-    { planned = false } = {},
+    { planned = false, auto }: { planned?: boolean; auto?: AutoSettings | null } = {},
   ): Promise<{ created: boolean; status: QueueStatusView }> {
     const facts = await this.facts.getPrimary(lectureId);
+    // Before the place: an admission the join causes at once (here or on another instance)
+    // must find them. A join then refused takes them out again.
+    if (auto) await this.auto.set(lectureId, facts.term, studentId, auto, false);
+    try {
+      const joined = await this.joinWith(facts, studentId, planned);
+      return { ...joined, status: await this.afterAuto(facts, studentId, joined, auto) };
+    } catch (err) {
+      if (auto && !(err instanceof AppError && err.code === 'UNAVAILABLE')) {
+        await this.auto.set(lectureId, facts.term, studentId, null, false).catch(() => undefined);
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * The join's answer with what it says of auto-enroll: a new join clears the last refusal,
+   * and settings left from an earlier place (a new join without a body does not auto-enroll);
+   * a repeat join's body sets them (null clears).
+   */
+  private async afterAuto(
+    facts: LectureFacts,
+    studentId: string,
+    joined: { created: boolean; status: QueueStatusView },
+    auto: AutoSettings | null | undefined,
+  ): Promise<QueueStatusView> {
+    const [had] = await this.auto.of(facts.id, [studentId]);
+    let state: AutoState = { autoEnroll: had.settings !== null, lastRefusal: had.lastRefusal };
+    const stale = joined.created && auto === undefined && had.settings !== null;
+    if (stale || (joined.created && had.lastRefusal) || auto === null) {
+      await this.auto.set(facts.id, facts.term, studentId, auto ?? null, joined.created);
+      state = { autoEnroll: auto != null, lastRefusal: joined.created ? null : had.lastRefusal };
+    }
+    this.autoKnown.set(facts.id, studentId, state.autoEnroll);
+    return { ...joined.status, autoEnroll: state.autoEnroll, lastRefusal: state.lastRefusal };
+  }
+
+  private async joinWith(
+    facts: LectureFacts,
+    studentId: string,
+    planned: boolean,
+  ): Promise<{ created: boolean; status: QueueStatusView }> {
+    const lectureId = facts.id;
     // Who may register (API.md v4): HOLD and the student's window before the lecture's own
     // refusals; where the student opens (the lecture's opensAt or their window's).
     let opening: WindowOpening;
@@ -187,9 +238,13 @@ export class QueueService {
     studentId: string,
   ): Promise<{ status: QueueStatusView; seq: number | null }> {
     const facts = await this.facts.getPrimary(lectureId);
-    const place = await this.placeOf(facts, studentId, false);
+    // Both reads at once: the auto-enroll state rides on the same round trip.
+    const [place, [auto]] = await Promise.all([
+      this.placeOf(facts, studentId, false),
+      this.auto.of(lectureId, [studentId]),
+    ]);
     if (place.state !== 'ENROLLED' && isClosed(facts)) throw closed();
-    return { status: this.view(lectureId, place, facts), seq: place.seq };
+    return { status: this.view(lectureId, place, facts, this.known(lectureId, studentId, auto)), seq: place.seq }; // prettier-ignore
   }
 
   /**
@@ -205,18 +260,27 @@ export class QueueService {
     const none = studentIds.map(() => null);
     if (isClosed(facts)) return none;
     const members = await Promise.all(studentIds.map((s) => this.memberFor(facts, s)));
-    const places = await this.line.places(lectureId, studentIds, members);
+    const [places, autos] = await Promise.all([
+      this.line.places(lectureId, studentIds, members),
+      this.auto.of(lectureId, studentIds),
+    ]);
     if (!places) return none;
-    return places.map((p) => {
+    return places.map((p, i) => {
       if (p.state === 'LAPSED') return null;
       const place: Place = { ...p, created: false, roomToAdmit: false, drew: false };
-      return { status: this.view(lectureId, place, facts), seq: place.seq };
+      const auto = this.known(lectureId, studentIds[i], autos[i]);
+      return { status: this.view(lectureId, place, facts, auto), seq: place.seq };
     });
   }
 
   /** The ADMITTED status of a just-granted ticket, as the admission announced it (live streams). */
-  admittedView(lectureId: number, expiresAt: number, waiting: number): Promise<QueueStatusView> {
-    return this.liveView(lectureId, {
+  admittedView(
+    lectureId: number,
+    studentId: string,
+    expiresAt: number,
+    waiting: number,
+  ): Promise<QueueStatusView> {
+    return this.liveView(lectureId, studentId, {
       state: 'ADMITTED',
       position: null,
       ticketExpiresAt: expiresAt,
@@ -226,8 +290,13 @@ export class QueueService {
   }
 
   /** A WAITING status from a position computed from the queue's shape (live streams). */
-  waitingView(lectureId: number, position: number, shape: QueueShape): Promise<QueueStatusView> {
-    return this.liveView(lectureId, {
+  waitingView(
+    lectureId: number,
+    studentId: string,
+    position: number,
+    shape: QueueShape,
+  ): Promise<QueueStatusView> {
+    return this.liveView(lectureId, studentId, {
       state: 'WAITING',
       position,
       ticketExpiresAt: null,
@@ -236,9 +305,13 @@ export class QueueService {
     });
   }
 
-  /** A status built from what a live stream was told, with seats left from the facts cache. */
+  /**
+   * A status built from what a live stream was told, with seats left from the facts cache and
+   * auto-enroll as this instance last read it (no refusal: the student has a place).
+   */
   private async liveView(
     lectureId: number,
+    studentId: string,
     known: Omit<Place, 'seatsLeft' | 'created' | 'roomToAdmit' | 'seq' | 'drew'>,
   ): Promise<QueueStatusView> {
     const facts = await this.facts.get(lectureId);
@@ -250,14 +323,19 @@ export class QueueService {
       seq: null,
       drew: false,
     };
-    return this.view(lectureId, place, facts);
+    const auto = { autoEnroll: this.autoKnown.get(lectureId, studentId), lastRefusal: null };
+    return this.view(lectureId, place, facts, auto);
   }
 
   /** Gives up the place or the unused ticket; the slot goes to the next student. */
   async leave(lectureId: number, studentId: string): Promise<void> {
     const facts = await this.facts.getPrimary(lectureId); // LECTURE_NOT_FOUND before anything
     const member = await this.memberFor(facts, studentId);
-    const { left, gaveBack } = await this.line.leave(lectureId, studentId, member);
+    const [{ left, gaveBack }] = await Promise.all([
+      this.line.leave(lectureId, studentId, member),
+      this.auto.set(lectureId, facts.term, studentId, null, false),
+    ]);
+    this.autoKnown.set(lectureId, studentId, false);
     if (left || gaveBack) await this.channel.studentsChanged(lectureId, [studentId]);
     if (gaveBack) {
       this.metrics.ticketEvent(lectureId, 'given_back');
@@ -268,7 +346,10 @@ export class QueueService {
   /** Seats from PostgreSQL (the truth), queue figures from Redis. */
   async stats(lectureId: number): Promise<LectureStats> {
     const seats = await this.lectures.seatCounts(lectureId);
-    const { waiting, activeTickets, admittedTotal, preQueued } = await this.line.counts(lectureId);
+    const { waiting, activeTickets, admittedTotal, preQueued, waitlisted } = await this.line.counts(
+      lectureId,
+      seats.seatsLeft,
+    );
     return {
       waiting,
       activeTickets,
@@ -276,6 +357,7 @@ export class QueueService {
       seatsLeft: seats.seatsLeft,
       admittedTotal,
       preQueued,
+      waitlisted,
     };
   }
 
@@ -332,8 +414,24 @@ export class QueueService {
     return '';
   }
 
-  private view(lectureId: number, place: Place, facts: LectureFacts): QueueStatusView {
+  private view(
+    lectureId: number,
+    place: Place,
+    facts: LectureFacts,
+    auto: AutoState = NO_AUTO,
+  ): QueueStatusView {
     const nominal = facts.batchSize / (this.config.admission.intervalMs / 1000);
-    return toQueueStatusView(lectureId, place, nominal);
+    return toQueueStatusView(lectureId, place, nominal, auto);
+  }
+
+  /** The auto-enroll state as read, remembered for the streams' pushes built without a read. */
+  private known(
+    lectureId: number,
+    studentId: string,
+    read: { settings: AutoSettings | null; lastRefusal: AutoState['lastRefusal'] },
+  ): AutoState {
+    const autoEnroll = read.settings !== null;
+    this.autoKnown.set(lectureId, studentId, autoEnroll);
+    return { autoEnroll, lastRefusal: read.lastRefusal };
   }
 }

@@ -39,6 +39,9 @@ function keysOf(lectureId: number) {
     /** sorted set: runs of sequence numbers (score: first, member: last) that left the queue
      *  other than from its head */
     gone: `${tag}:gone`,
+    /** set of the students queued by a join that found no seat left (API.md v4, waitlists),
+     *  until admitted (LineStore.waitlistedAmong) or gone from the queue */
+    waitlisted: `${tag}:waitlisted`,
     /** sorted set, all scores 0: '<HMAC hex>:<student>' of each pre-queued student (HMAC order) */
     prequeue: `${tag}:prequeue`,
     /** the pre-queue as drawn (renamed at the draw), kept until PostgreSQL has recorded it */
@@ -80,6 +83,10 @@ function keysOf(lectureId: number) {
      * consumer group (fairness/admission-log.store.ts)
      */
     admissions: `${tag}:admissions`,
+
+    // --- auto-enroll/auto-enroll.store.ts: who is enrolled by the service itself (API.md v4)
+    /** hash: student -> their auto-enroll settings (JSON), '<student>!' -> their lastRefusal */
+    auto: `${tag}:auto`,
   };
 }
 
@@ -121,6 +128,14 @@ export function termRecordsKey(term: string): string {
   return `{reg:${term}}:records`;
 }
 
+/**
+ * Set of the lecture ids of a term where a student has a place that auto-enrolls: what is
+ * given up at their credit limit. Written by auto-enroll/auto-enroll.store.ts only.
+ */
+export function studentAutoKey(studentId: string, term: string): string {
+  return `{student:${studentId}}:auto:${term}`;
+}
+
 /** The consumer group that copies admission streams into PostgreSQL. */
 export const ADMISSION_LOG_GROUP = 'pg-copier';
 
@@ -129,6 +144,7 @@ const LINE = 'line/line.store.ts';
 const FACTS = 'lectures/lecture-facts.store.ts';
 const LOG = 'fairness/admission-log.store.ts';
 const REGISTRATION = 'registration/registration.store.ts';
+const AUTO = 'auto-enroll/auto-enroll.store.ts';
 
 /**
  * The files (under src/) that name each key family, and so the only ones that can write it.
@@ -141,6 +157,7 @@ export const KEY_OWNERS: Record<
   | 'windowDraws'
   | 'loggedLectures'
   | 'studentLines'
+  | 'studentAuto'
   | 'termRecords',
   string[]
 > = {
@@ -149,6 +166,7 @@ export const KEY_OWNERS: Record<
   queue: [LINE],
   seq: [LINE],
   gone: [LINE],
+  waitlisted: [LINE],
   prequeue: [LINE],
   drawn: [LINE],
   draw: [LINE],
@@ -159,16 +177,18 @@ export const KEY_OWNERS: Record<
   wdrawn: [LINE],
   wruns: [LINE],
   ticketPrefix: [LINE],
-  tickets: [LINE],
+  tickets: [LINE, AUTO], // auto-due reads it: which grants nobody used
   inflight: [LINE],
   stats: [LINE],
   admitLog: [LINE],
   grants: [LINE],
   admissions: [LINE, LOG],
+  auto: [AUTO],
   waitingLectures: [LINE],
   windowDraws: [LINE],
   loggedLectures: [LOG],
   studentLines: [LINE],
+  studentAuto: [AUTO],
   termRecords: [REGISTRATION],
 };
 

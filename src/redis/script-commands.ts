@@ -19,7 +19,7 @@ export function isScriptError<T extends unknown[]>(
   return reply.length === 1;
 }
 
-/** join-16.lua: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened } */
+/** join-17.lua: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened } */
 export type JoinReply = [string, number, number, number, number, number, number, number, number];
 /** admit-18.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew } */
 export type AdmitReply = [number, number, number, number, number, string[], number, number];
@@ -36,14 +36,14 @@ type Key10 = [Key, Key, Key, Key, Key, Key, Key, Key, Key, Key];
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     join(
-      ...keysAndArgs: [...Key10, Key, Key, Key, Key, Key, Key, ...Arg[]]
+      ...keysAndArgs: [...Key10, Key, Key, Key, Key, Key, Key, Key, ...Arg[]]
     ): Result<JoinReply | [ScriptError.Missing], Context>;
     observedRate(key: Key): Result<string, Context>;
     admit(
       ...keysAndArgs: [...Key10, Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
     ): Result<AdmitReply | [ScriptError.Missing], Context>;
     leave(
-      ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
+      ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
     ): Result<[number, number], Context>;
     drawWindows(...keys: [...Key10, Key, Key]): Result<(number | string)[], Context>;
     moveWindows(key: Key, ...windowsAndOpenings: Arg[]): Result<number, Context>;
@@ -62,5 +62,6 @@ declare module 'ioredis' {
     rebuildLecture(...keysAndArgs: [Key, Key, ...Arg[]]): Result<number, Context>;
     restoreOrder(...keysAndArgs: [Key, Key, Arg, Arg, Arg, Arg]): Result<number, Context>;
     putRecords(key: Key, ...args: Arg[]): Result<number, Context>;
+    autoDue(...keysAndArgs: [Key, Key, Arg, Arg]): Result<string[], Context>;
   }
 }

@@ -33,6 +33,8 @@ describe('Queue routes (API.md, Queue)', () => {
       estimatedWaitSeconds: Math.ceil(1 / (50 / 60)),
       ticketExpiresAt: null,
       seatsLeft: 5,
+      autoEnroll: false, // a join without a body (API.md v4)
+      lastRefusal: null,
     });
     expect((await join(url, id, 'bob')).body.position).toBe(2);
     const again = await join(url, id, 'alice');
@@ -212,6 +214,7 @@ describe('Queue routes (API.md, Queue)', () => {
       seatsLeft: 10,
       admittedTotal: 2,
       preQueued: 0,
+      waitlisted: 0,
     });
     expect((await stats(url, 99999)).status).toBe(404);
   });

@@ -35,6 +35,7 @@ export class LuaHarness {
       maxActiveTickets: 200,
       term: 'current',
       preQueueMinutes: 0,
+      waitlist: 0,
       primaryIds: [],
       components: {},
       packageSeats: null,
@@ -61,7 +62,7 @@ export class LuaHarness {
     return this.redis.join(
       k.queue, k.seq, k.ticket(student), k.inflight, k.enrolled, k.facts, k.tickets,
       k.prequeue, k.drawn, k.draw, k.wpre, k.wqueue, k.wopen, k.wdraws, k.wdrawn, k.wruns,
-      student, join ? '1' : '0', member, askRoom ? '1' : '0',
+      k.waitlisted, student, join ? '1' : '0', member, askRoom ? '1' : '0',
       window?.name ?? '', window?.opensAt ?? 0, window?.member ?? '',
     ); // prettier-ignore
   }
@@ -71,7 +72,7 @@ export class LuaHarness {
     const k = lectureKeys(id);
     return this.redis.leave(
       k.queue, k.ticket(student), k.tickets, k.stats, k.gone, k.prequeue, k.wpre, k.wqueue,
-      student, member,
+      k.waitlisted, student, member,
     ); // prettier-ignore
   }
 

@@ -81,6 +81,7 @@ export class TestContext {
         maxActiveTickets: 200,
         // Off unless a test turns it on, so a lecture opening later answers NOT_OPEN.
         preQueueMinutes: 0,
+        waitlist: 0,
       },
       enrollHoldMs: 30_000,
       defaultTerm: 'current',

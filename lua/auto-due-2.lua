@@ -1,0 +1,23 @@
+--[[
+  The unused tickets of students who auto-enroll, granted long enough ago that the instance
+  that granted them should have enrolled them by now (it died, or its attempt failed): the
+  cron's safety net enrolls them (API.md v4, automatic enrollment). Read only.
+
+  KEYS[1] tickets  sorted set: student -> ticket expiry (ms), the unconsumed tickets
+  KEYS[2] auto     hash: student -> their auto-enroll settings (JSON)
+  ARGV[1] the latest expiry (ms) a ticket may have to be listed (its grant old enough)
+  ARGV[2] the most to list
+
+  Output: { student1, settings1, student2, settings2, ... }
+]]
+local rcall = redis.call
+local out = {}
+local due = rcall('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+for _, student in ipairs(due) do
+  local settings = rcall('HGET', KEYS[2], student)
+  if settings then
+    out[#out + 1] = student
+    out[#out + 1] = settings
+  end
+end
+return out

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { EnrollModule } from '../enroll/enroll.module';
+import { LecturesModule } from '../lectures/lectures.module';
+import { LineModule } from '../line/line.module';
+import { NewsModule } from '../news/news.module';
+import { QueueModule } from '../queue/queue.module';
+import { AutoEnroller } from './auto-enroller';
+import { TimetableFit } from './timetable-fit';
+
+/** The service enrolling students itself when their turn comes (API.md v4). */
+@Module({
+  imports: [EnrollModule, QueueModule, LecturesModule, LineModule, NewsModule],
+  providers: [AutoEnroller, TimetableFit],
+})
+export class AutoEnrollModule {}

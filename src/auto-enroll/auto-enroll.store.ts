@@ -1,0 +1,130 @@
+import { Injectable } from '@nestjs/common';
+import type { RedisClient } from '../redis/redis-client';
+import { lectureKeys, studentAutoKey } from '../redis/keys';
+import { InjectRedis } from '../redis/redis.token';
+import type { AutoSettings, LastRefusal } from './auto-enroll.types';
+
+/** How long a student's list of auto-enrolling places in a term lives after its last change. */
+const STUDENT_AUTO_TTL_MS = 14 * 24 * 3600_000;
+
+/**
+ * Who the service enrolls itself (API.md v4), in Redis beside each lecture's line: a student's
+ * settings while they have a place, the refusal that gave a place up until they join again,
+ * and per student and term the lectures where they auto-enroll (what the credit limit gives
+ * up). The only writer of those keys (src/redis/keys.ts).
+ */
+@Injectable()
+export class AutoEnrollStore {
+  constructor(@InjectRedis() private readonly redis: RedisClient) {}
+
+  /**
+   * Sets (settings) or clears (null) the student's auto-enroll in the lecture; `fresh`: a new
+   * join, which clears the last refusal too. Before the join script runs, so that an admission
+   * the join causes at once finds the settings.
+   */
+  async set(
+    lectureId: number,
+    term: string,
+    studentId: string,
+    settings: AutoSettings | null,
+    fresh: boolean,
+  ): Promise<void> {
+    const k = lectureKeys(lectureId);
+    const mine = studentAutoKey(studentId, term);
+    const writes: Promise<unknown>[] = [];
+    if (settings) {
+      writes.push(this.redis.hset(k.auto, studentId, JSON.stringify(settings)));
+      writes.push(this.redis.sadd(mine, lectureId), this.redis.pexpire(mine, STUDENT_AUTO_TTL_MS));
+    } else {
+      writes.push(this.redis.hdel(k.auto, studentId), this.redis.srem(mine, lectureId));
+    }
+    if (fresh) writes.push(this.redis.hdel(k.auto, refusalField(studentId)));
+    await Promise.all(writes);
+  }
+
+  /** Each student's settings (null: not auto-enrolling) and last refusal, in one read. */
+  async of(
+    lectureId: number,
+    studentIds: string[],
+  ): Promise<{ settings: AutoSettings | null; lastRefusal: LastRefusal | null }[]> {
+    if (studentIds.length === 0) return [];
+    const fields = studentIds.flatMap((s) => [s, refusalField(s)]);
+    const values = await this.redis.hmget(lectureKeys(lectureId).auto, ...fields);
+    return studentIds.map((_, i) => ({
+      settings: parse<AutoSettings>(values[2 * i]),
+      lastRefusal: parse<LastRefusal>(values[2 * i + 1]),
+    }));
+  }
+
+  /** The students among these (just admitted) who auto-enroll, with their settings. */
+  async autoAmong(
+    lectureId: number,
+    studentIds: string[],
+  ): Promise<{ studentId: string; settings: AutoSettings }[]> {
+    if (studentIds.length === 0) return [];
+    const values = await this.redis.hmget(lectureKeys(lectureId).auto, ...studentIds);
+    return studentIds.flatMap((studentId, i) => {
+      const settings = parse<AutoSettings>(values[i]);
+      return settings ? [{ studentId, settings }] : [];
+    });
+  }
+
+  /** Auto-enrolling students holding an unused ticket whose expiry is at most `latestExpiry`. */
+  async due(
+    lectureId: number,
+    latestExpiry: number,
+    limit: number,
+  ): Promise<{ studentId: string; settings: AutoSettings }[]> {
+    const k = lectureKeys(lectureId);
+    const flat = await this.redis.autoDue(k.tickets, k.auto, latestExpiry, limit);
+    const out: { studentId: string; settings: AutoSettings }[] = [];
+    for (let i = 0; i < flat.length; i += 2) {
+      const settings = parse<AutoSettings>(flat[i + 1]);
+      if (settings) out.push({ studentId: flat[i], settings });
+    }
+    return out;
+  }
+
+  /**
+   * The place was given up because of `refusal`: the settings go (the student is out of the
+   * line) and the refusal stays, for their status, until they join again.
+   */
+  async gaveUp(
+    lectureId: number,
+    term: string,
+    studentId: string,
+    refusal: LastRefusal,
+  ): Promise<void> {
+    const k = lectureKeys(lectureId);
+    await Promise.all([
+      this.redis.hdel(k.auto, studentId),
+      this.redis.hset(k.auto, refusalField(studentId), JSON.stringify(refusal)),
+      this.redis.srem(studentAutoKey(studentId, term), lectureId),
+    ]);
+  }
+
+  /** The student holds the seat now: nothing is left to enroll them in. */
+  async done(lectureId: number, term: string, studentId: string): Promise<void> {
+    await Promise.all([
+      this.redis.hdel(lectureKeys(lectureId).auto, studentId),
+      this.redis.srem(studentAutoKey(studentId, term), lectureId),
+    ]);
+  }
+
+  /** The lectures of the term where the student auto-enrolls. */
+  async lecturesOf(studentId: string, term: string): Promise<number[]> {
+    return (await this.redis.smembers(studentAutoKey(studentId, term))).map(Number);
+  }
+}
+
+/** The hash field of a student's last refusal: '!' never appears in a student id. */
+const refusalField = (studentId: string) => `${studentId}!`;
+
+function parse<T>(value: string | null | undefined): T | null {
+  if (!value) return null;
+  try {
+    return JSON.parse(value) as T;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,184 @@
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { AppError } from '../common/error-codes';
+import { EnrollService } from '../enroll/enroll.service';
+import { LectureFacts } from '../lectures/lecture-facts';
+import { LectureFactsService } from '../lectures/lecture-facts.service';
+import { AdmissionChannel } from '../news/admission-channel';
+import { NotificationsService } from '../notifications/notifications.service';
+import { AdmissionService } from '../queue/admission.service';
+import { QueueService } from '../queue/queue.service';
+import { LineStore } from '../line/line.store';
+import { AutoEnrollStore } from './auto-enroll.store';
+import type { AutoSettings, LastRefusal } from './auto-enroll.types';
+import { TimetableFit } from './timetable-fit';
+
+/** Tries of an auto-enroll a store fault refused (UNAVAILABLE), while the ticket lives. */
+const FAULT_TRIES = 8;
+const FAULT_PAUSE_MS = 250;
+/**
+ * A ticket of an auto-enrolling student still unused this long after its grant is enrolled by
+ * the cron's safety net on any instance (the granting instance died or gave up on a fault).
+ */
+export const SAFETY_NET_AFTER_MS = 2_000;
+const SAFETY_NET_AT_ONCE = 200;
+
+/**
+ * The service enrolling students itself when their turn comes (API.md v4): an admitted student
+ * who asked for it is enrolled exactly as their own POST …/enroll would (EnrollService: the
+ * ticket's DEL first, the seat transaction, the group commit), on the instance that granted the
+ * ticket; a refusal gives the place up at once, with the reason kept for the student; after
+ * every seat, the places that can no longer fit are given up (AtTheLimit).
+ */
+@Injectable()
+export class AutoEnroller implements OnApplicationBootstrap {
+  private readonly logger = new Logger(AutoEnroller.name);
+  /** `<lecture>:<student>` enrolls this instance has running: one at a time each */
+  private readonly running = new Set<string>();
+
+  constructor(
+    private readonly admission: AdmissionService,
+    private readonly enrollments: EnrollService,
+    private readonly queue: QueueService,
+    private readonly store: AutoEnrollStore,
+    private readonly facts: LectureFactsService,
+    private readonly channel: AdmissionChannel,
+    private readonly notifications: NotificationsService,
+    private readonly fit: TimetableFit,
+    private readonly line: LineStore,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.admission.onAdmitted((lectureId, students, mode) => {
+      void this.admitted(lectureId, students, mode);
+    });
+    this.enrollments.onEnrolled((lecture, studentId) => void this.enrolled(lecture, studentId));
+  }
+
+  /** After an admission run: its auto-enrolling students; after a tick's, the safety net. */
+  private async admitted(lectureId: number, students: string[], mode: 'tick' | 'event') {
+    try {
+      const autos = await this.store.autoAmong(lectureId, students);
+      if (mode === 'tick') {
+        // Tickets granted this long ago and still unused: their granter did not enroll them.
+        const { ticketTtlSeconds } = await this.facts.get(lectureId);
+        const latestExpiry = Date.now() + ticketTtlSeconds * 1000 - SAFETY_NET_AFTER_MS;
+        const lapsing = await this.store.due(lectureId, latestExpiry, SAFETY_NET_AT_ONCE);
+        autos.push(...lapsing.filter((d) => !students.includes(d.studentId)));
+      }
+      await Promise.all([
+        ...autos.map((a) => this.enrollOne(lectureId, a.studentId, a.settings)),
+        this.waitlistAdmitted(
+          lectureId,
+          students,
+          autos.map((a) => a.studentId),
+        ),
+      ]);
+    } catch (err) {
+      this.logger.warn(`auto-enroll in lecture ${lectureId}: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * The admitted students who joined while no seat was left and do not auto-enroll are told
+   * by mail to enroll before their ticket expires (API.md v4, notifications).
+   */
+  private async waitlistAdmitted(lectureId: number, students: string[], autos: string[]) {
+    if (students.length === 0) return;
+    const waitlisted = (await this.line.waitlistedAmong(lectureId, students)).filter(
+      (s) => !autos.includes(s),
+    );
+    if (waitlisted.length === 0) return;
+    const { ticketTtlSeconds } = await this.facts.get(lectureId);
+    const until = new Date(Date.now() + ticketTtlSeconds * 1000).toISOString();
+    const title = (await this.fit.titleOf(lectureId)) || `lecture ${lectureId}`;
+    await this.notifications.record(
+      waitlisted.map((studentId) => ({
+        studentId,
+        kind: 'ADMITTED' as const,
+        lectureId,
+        subject: `A seat in ${title} is yours to take`,
+        text: `A seat came back in lecture ${lectureId} (${title}), which you joined while it was full: enroll before your ticket expires at ${until}.`, // prettier-ignore
+      })),
+    );
+  }
+
+  /**
+   * Enrolls the admitted student as their own enroll with these settings would. A fault is
+   * tried again while the ticket lives; NO_TICKET means the ticket is gone another way (the
+   * student's own enroll, another instance's safety net, its expiry): nothing to do.
+   */
+  private async enrollOne(lectureId: number, studentId: string, settings: AutoSettings) {
+    const key = `${lectureId}:${studentId}`;
+    if (this.running.has(key)) return;
+    this.running.add(key);
+    try {
+      for (let tries = 1; ; tries++) {
+        try {
+          await this.enrollments.enroll(lectureId, studentId, { ...settings, auto: true });
+          const lecture = await this.facts.get(lectureId);
+          await this.store.done(lectureId, lecture.term, studentId);
+          return;
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          if (err.code === 'NO_TICKET') return;
+          if (err.code === 'UNAVAILABLE') {
+            if (tries >= FAULT_TRIES) return; // the ticket (or the hold's recovery) stays theirs
+            await new Promise((r) => setTimeout(r, FAULT_PAUSE_MS * tries));
+            continue;
+          }
+          await this.giveUp(lectureId, studentId, refusalOf(err));
+          return;
+        }
+      }
+    } catch (err) {
+      this.logger.warn(`auto-enroll of ${studentId} in lecture ${lectureId}: ${(err as Error).message}`); // prettier-ignore
+    } finally {
+      this.running.delete(key);
+    }
+  }
+
+  /**
+   * Gives the student's place up for `refusal`: the reason kept first (their status reads it
+   * once NOT_QUEUED), then the place or the ticket given back, so the next student moves up,
+   * and the mail recorded.
+   */
+  async giveUp(lectureId: number, studentId: string, refusal: LastRefusal): Promise<void> {
+    const lecture = await this.facts.get(lectureId);
+    await this.store.gaveUp(lectureId, lecture.term, studentId, refusal);
+    await this.queue.leave(lectureId, studentId);
+    const title = (await this.fit.titleOf(lectureId)) || `lecture ${lectureId}`;
+    await this.notifications.record([
+      {
+        studentId,
+        kind: 'GIVEN_UP',
+        lectureId,
+        subject: `Your place in ${title} was given up`,
+        text: `The registration service could not enroll you in lecture ${lectureId} (${title}), and gave your place up so the next student could move up: ${refusal.message} (${refusal.code}). Join again to wait for a seat once this no longer stands in the way.`, // prettier-ignore
+      },
+    ]);
+    await this.channel.studentsChanged(lectureId, [studentId]);
+    await this.channel.termChanged(lecture.term, studentId, [lectureId]);
+  }
+
+  /** After any seat of the student's: the places that can no longer fit go (API.md v4). */
+  private async enrolled(lecture: LectureFacts, studentId: string): Promise<void> {
+    try {
+      const others = (await this.store.lecturesOf(studentId, lecture.term)).filter(
+        (id) => id !== lecture.id,
+      );
+      if (others.length === 0) return;
+      for (const { lectureId, refusal } of await this.fit.unfit(studentId, others)) {
+        await this.giveUp(lectureId, studentId, refusal);
+      }
+    } catch (err) {
+      this.logger.warn(`places of ${studentId} at the limit: ${(err as Error).message}`);
+    }
+  }
+}
+
+/** What the student is told of a refusal: the rule's words, without the ticket's fate. */
+function refusalOf(err: AppError): LastRefusal {
+  const { code, message, conflictsWith } = err.body;
+  const words = message.replace(/; your ticket (is|was) .*$/, '');
+  return { code, message: words, ...(conflictsWith ? { conflictsWith } : {}) };
+}
