@@ -73,6 +73,8 @@ describe('Student page: the plan, Join all, one stream (GET /, v3)', () => {
     await page.getByTestId(`planned-${ids.db}`).first().waitFor();
     expect(await page.getByTestId(`timetable-${ids.db}`).count()).toBe(0);
 
+    // This student enrolls by hand: "Enroll me automatically" (on by default) turned off.
+    await page.getByTestId('plan-auto-enroll').uncheck();
     await page.getByTestId('plan-join-all').click();
     for (const id of [ids.algo, ids.db, ids.stats, ids.poetry]) await until(page, id, 'ADMITTED');
     await page.screenshot({ path: join(SHOTS, 'student-plan.png'), fullPage: true });
@@ -99,6 +101,38 @@ describe('Student page: the plan, Join all, one stream (GET /, v3)', () => {
     // Every status came on the term's one stream: no per-lecture stream was opened.
     expect(streams.length).toBeGreaterThan(0);
     expect(new Set(streams)).toEqual(new Set([`/me/terms/${term}/events`]));
+  });
+
+  it('Join all enrolling automatically (on by default): seats taken with no click, the place that no longer fits given up, in words', async () => {
+    const { page } = await open('ada', 1100);
+    await page.getByTestId('lecture-list').getByText('CS201').waitFor();
+    for (const id of [ids.algo, ids.stats, ids.poetry]) {
+      await page.getByTestId(`plan-add-${id}`).click();
+      await status(page, id).waitFor();
+    }
+    expect(await page.getByTestId('plan-auto-enroll').isChecked()).toBe(true);
+    await page.getByTestId('plan-join-all').click();
+    // Any two of 3, 3 and 2 credits fit the limit of 6, all three do not: the service enrolls
+    // the first two it admits and commits (their order is the seat transactions'), and gives
+    // the third place up.
+    const planned = [ids.algo, ids.stats, ids.poetry];
+    let shown: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      shown = await Promise.all(planned.map((id) => status(page, id).innerText()));
+      // (before Join all's answer all three read NOT_QUEUED)
+      if (shown.filter((t) => t.includes('ENROLLED')).length === 2 && shown.some((t) => t.includes('NOT_QUEUED'))) break; // prettier-ignore
+      await page.waitForTimeout(200);
+    }
+    expect(shown.filter((t) => t.includes('ENROLLED'))).toHaveLength(2);
+    expect(shown.filter((t) => t.includes('NOT_QUEUED'))).toHaveLength(1);
+    const givenUp = planned[shown.findIndex((t) => t.includes('NOT_QUEUED'))];
+    await page.getByTestId(`refusal-${givenUp}`).getByText('Drop a lecture from your timetable, then press Join all again.').waitFor(); // prettier-ignore
+    for (const id of planned) expect(await page.getByTestId(`enroll-${id}`).count()).toBe(0);
+    // The list of enrollments shows the seats the service took.
+    const held = planned.filter((id) => id !== givenUp);
+    const mine = page.getByTestId('my-enrollments');
+    for (const id of held) await mine.getByText(id === ids.algo ? 'Algorithms' : id === ids.stats ? 'Statistics' : 'Modern Poetry').waitFor(); // prettier-ignore
+    await page.screenshot({ path: join(SHOTS, 'student-plan-auto.png'), fullPage: true });
   });
 
   it('shows the plan at phone width', async () => {

@@ -7,6 +7,26 @@
  */
 
 export interface paths {
+    "/me/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My e-mail notifications, the last 50, newest first
+         * @description Mails go to the `email` claim of the last token seen; `sentAt` is null until the mail server accepted one (and stays null when no address was known).
+         */
+        get: operations["NotificationsController_mine"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -115,7 +135,7 @@ export interface paths {
         put?: never;
         /**
          * Join the queue (or, before opening, the pre-queue)
-         * @description Refused in this order: LECTURE_NOT_FOUND, SECONDARY_SECTION, HOLD (a hold blocks registration; the body adds holds), the window (WINDOW_CLOSED, or WINDOW_NOT_OPEN with opensAt unless the join falls within preQueueMinutes before the student's opening: it pre-queues for their window's draw), then the lecture's own (CLOSED, NOT_OPEN, FULL). A student's opening is the later of the lecture's opensAt and the earliest opening of a window of theirs that has not closed.
+         * @description Refused in this order: LECTURE_NOT_FOUND, SECONDARY_SECTION, HOLD (a hold blocks registration; the body adds holds), the window (WINDOW_CLOSED, or WINDOW_NOT_OPEN with opensAt unless the join falls within preQueueMinutes before the student's opening: it pre-queues for their window's draw), then the lecture's own (CLOSED, NOT_OPEN, FULL). A student's opening is the later of the lecture's opensAt and the earliest opening of a window of theirs that has not closed. With autoEnroll the service enrolls the student itself when they are admitted (with sections and swapFrom as an enroll would); a refusal gives the place up and lastRefusal says why.
          */
         post: operations["QueueController_join"];
         /** Leave the queue or hand back a ticket */
@@ -388,7 +408,7 @@ export interface paths {
         put?: never;
         /**
          * Join (or pre-queue) every lecture of my plan, in plan order, in one request
-         * @description Each lecture is joined exactly as POST /lectures/{id}/queue would; one item per lecture in plan order: its QueueStatus, or `{ lectureId, error }` (FULL, CLOSED, NOT_OPEN, …). One request for the rate limit.
+         * @description Each lecture is joined exactly as POST /lectures/{id}/queue would; one item per lecture in plan order: its QueueStatus, or `{ lectureId, error }` (FULL, CLOSED, NOT_OPEN, …). One request for the rate limit. With autoEnroll, every lecture of the plan enrolls the student when admitted (as a join with autoEnroll would).
          */
         post: operations["PlansController_joinAll"];
         delete?: never;
@@ -470,11 +490,12 @@ export interface paths {
          * @description Server-Sent Events: `event: status` with the student's QueueStatus at once, then whenever
          *     it changes; `: keep-alive` comments; `event: error` (CLOSED) when the lecture closes;
          *     `event: reconnect` when this instance shuts down. Ends after ENROLLED, after WAITING with
-         *     seatsLeft 0, and when the same student opens a newer stream for the lecture. Every event
-         *     has an `id:`; a reconnect (Last-Event-ID) while the status is one the stream ends on is
-         *     answered 204, which tells a standard EventSource client to stop. Opening counts as one
-         *     request for the rate limit; 503 UNAVAILABLE with Retry-After when this instance holds
-         *     MAX_STREAMS.
+         *     seatsLeft 0 in a lecture whose admission.waitlist is 0 (above 0 a seat given back admits the
+         *     head: the stream stays open), and when the same student opens a newer stream for the
+         *     lecture. Every event has an `id:`; a reconnect (Last-Event-ID) while the status is one the
+         *     stream ends on is answered 204, which tells a standard EventSource client to stop. Opening
+         *     counts as one request for the rate limit; 503 UNAVAILABLE with Retry-After when this
+         *     instance holds MAX_STREAMS.
          */
         get: operations["LiveController_queueEvents"];
         put?: never;
@@ -524,10 +545,10 @@ export interface paths {
          *     after its `NOT_QUEUED`). A closed lecture is sent once as `event: error`
          *     `{ lectureId, error }` and followed no further. A lecture leaves something to wait for while
          *     it is planned with a seat left (every seat is left before it opens), or I am pre-queued,
-         *     waiting with a seat left, or admitted. When nothing is left the stream sends `event: end`
-         *     and ends; an opening then, with or without Last-Event-ID, is answered 204. Of two streams
-         *     opened a moment apart, the one opened last stays. One request for the rate limit, one
-         *     place under MAX_STREAMS.
+         *     waiting with a seat left (or without one in a lecture whose admission.waitlist is above 0),
+         *     or admitted. When nothing is left the stream sends `event: end` and ends; an opening then,
+         *     with or without Last-Event-ID, is answered 204. Of two streams opened a moment apart, the
+         *     one opened last stays. One request for the rate limit, one place under MAX_STREAMS.
          */
         get: operations["TermEventsController_termEvents"];
         put?: never;
@@ -542,16 +563,21 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        HealthChecks: {
-            /** @enum {string} */
-            postgres: "up" | "down";
-            /** @enum {string} */
-            redis: "up" | "down";
+        NotificationView: {
+            /**
+             * @description ENROLLED (the service enrolled you), GIVEN_UP (your place was given up: why), ADMITTED (a seat is yours to take)
+             * @enum {string}
+             */
+            kind: "ENROLLED" | "GIVEN_UP" | "ADMITTED";
+            lectureId: number;
+            subject: string;
+            /** @description when it was recorded (ISO 8601) */
+            createdAt: string;
+            /** @description when the mail server accepted the mail (ISO 8601); null until then, and for a mail never sent (no address known) */
+            sentAt: string | null;
         };
-        HealthBody: {
-            /** @enum {string} */
-            status: "error" | "ok";
-            checks: components["schemas"]["HealthChecks"];
+        NotificationsView: {
+            items: components["schemas"]["NotificationView"][];
         };
         ErrorBodyDoc: {
             /** @example 409 */
@@ -565,6 +591,17 @@ export interface components {
             message: string;
             /** @description TIME_CONFLICT and SAME_COURSE: the lectures you hold that are in the way */
             conflictsWith?: number[];
+        };
+        HealthChecks: {
+            /** @enum {string} */
+            postgres: "up" | "down";
+            /** @enum {string} */
+            redis: "up" | "down";
+        };
+        HealthBody: {
+            /** @enum {string} */
+            status: "error" | "ok";
+            checks: components["schemas"]["HealthChecks"];
         };
         Meeting: {
             /** @enum {string} */
@@ -595,6 +632,11 @@ export interface components {
             maxActiveTickets?: number;
             /** @description Minutes before opensAt from which students may join the pre-queue (0–1440; 0: none). */
             preQueueMinutes?: number;
+            /**
+             * @description Students who may still join and wait once no seat is left (0–10000; 0: a join is refused
+             *     FULL); everyone waiting counts.
+             */
+            waitlist?: number;
         };
         CreateLectureDto: {
             term?: string;
@@ -627,6 +669,11 @@ export interface components {
             maxActiveTickets: number;
             /** @description minutes before opensAt from which joins enter the pre-queue; 0: no pre-queue */
             preQueueMinutes: number;
+            /**
+             * @description while no seat is left, a join still waits as long as fewer than this many students wait
+             *     (everyone waiting counts); 0: a join is refused FULL
+             */
+            waitlist: number;
         };
         FairnessView: {
             /** @description lowercase hex SHA-256 of the seed's 32 bytes, published from the start */
@@ -747,6 +794,25 @@ export interface components {
             /** @description pass as `after` for the next page; null when this page is the last */
             next: string | null;
         };
+        JoinBodyDto: {
+            /**
+             * @description When admitted, the service enrolls you itself, as your own POST …/enroll with `sections`
+             *     and `swapFrom` would; a refusal gives the place up (`lastRefusal` says why). A repeat join
+             *     with a body sets it (false clears it) without losing the place; one without keeps it.
+             */
+            autoEnroll?: boolean;
+            /** @description the secondary sections to take with the lecture, as the enroll's */
+            sections?: number[];
+            /** @description the held lecture to swap from, as the enroll's */
+            swapFrom?: number;
+        };
+        LastRefusalView: {
+            /** @description the enroll's refusal: FULL, HOLD, a window's, a term rule's, … */
+            code: string;
+            message: string;
+            /** @description the held lectures in the way, when the rule names them */
+            conflictsWith?: number[];
+        };
         QueueStatusView: {
             lectureId: number;
             /**
@@ -764,6 +830,10 @@ export interface components {
             /** @description while ADMITTED: until when enroll takes the ticket (ISO 8601) */
             ticketExpiresAt: string | null;
             seatsLeft: number;
+            /** @description the service enrolls the student itself when they are admitted (API.md v4) */
+            autoEnroll: boolean;
+            /** @description NOT_QUEUED after the service gave the place up: why (until the student joins again) */
+            lastRefusal: components["schemas"]["LastRefusalView"] | null;
         };
         LectureStats: {
             /** @description students in the queue (never those in the pre-queue) */
@@ -774,6 +844,8 @@ export interface components {
             admittedTotal: number;
             /** @description students in the pre-queue now (drawn into the queue at opensAt) */
             preQueued: number;
+            /** @description the students waiting while no seat is left (API.md v4, waitlists): 0 while seats are left */
+            waitlisted: number;
         };
         TermView: {
             term: string;
@@ -998,6 +1070,10 @@ export interface components {
             /** @description 0–20 distinct lectures of the term, in the order you want them */
             lectureIds: number[];
         };
+        JoinAllBodyDto: {
+            /** @description every lecture of the plan enrolls you itself when you are admitted */
+            autoEnroll?: boolean;
+        };
         PlanQueueItem: {
             lectureId: number;
             /** @enum {string} */
@@ -1007,6 +1083,8 @@ export interface components {
             estimatedWaitSeconds?: number | null;
             ticketExpiresAt?: string | null;
             seatsLeft?: number;
+            autoEnroll?: boolean;
+            lastRefusal?: Record<string, never>;
             /** @description FULL, CLOSED, NOT_OPEN, … as POST /lectures/{id}/queue would have answered */
             error?: Record<string, never>;
         };
@@ -1055,6 +1133,8 @@ export interface components {
             admittedTotal: number;
             /** @description students in the pre-queue now (drawn into the queue at opensAt) */
             preQueued: number;
+            /** @description the students waiting while no seat is left (API.md v4, waitlists): 0 while seats are left */
+            waitlisted: number;
             /** @description students admitted per second over the last 10 s (over the stream's life while shorter) */
             admittedPerSecond: number;
         };
@@ -1067,6 +1147,74 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    NotificationsController_mine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationsView"];
+                };
+            };
+            /** @description code: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+            /** @description code: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description whole seconds to wait before trying again (429 always; 503 when known) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDoc"];
+                };
+            };
+        };
+    };
     HealthController_check: {
         parameters: {
             query?: never;
@@ -1627,7 +1775,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["JoinBodyDto"];
+            };
+        };
         responses: {
             /** @description already pre-queued, waiting, admitted or enrolled: the place, unchanged */
             200: {
@@ -3097,7 +3249,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["JoinAllBodyDto"];
+            };
+        };
         responses: {
             200: {
                 headers: {

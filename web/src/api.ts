@@ -28,17 +28,27 @@ export class ApiError extends Error {
 // nothing here is copied by hand, so a field the service changes is a compile error here.
 type Schemas = components['schemas'];
 
-export type Lecture = Schemas['LectureView'];
+/**
+ * Read defensively until the generated types have them (API.md v4, automatic enrollment and
+ * waitlists): optional here, so a service without them reads as "none".
+ */
+export type Lecture = Schemas['LectureView'] & {
+  admission: Schemas['LectureView']['admission'] & { waitlist?: number };
+};
 /** GET /lectures/:id/stats, and each `event: stats` of the live stats stream. */
 export type LectureStats = Schemas['LectureStats'] &
   Partial<Pick<Schemas['LiveStatsView'], 'admittedPerSecond'>>;
-export type QueueStatus = Schemas['QueueStatusView'];
+export type QueueStatus = Schemas['QueueStatusView'] & AutoFields;
+/** Why the service gave a place up: its auto-enroll was refused (API.md v4). */
+export type LastRefusal = { code: string; message: string; conflictsWith?: number[] };
+/** What a status says of the service enrolling the student itself (API.md v4). */
+type AutoFields = { autoEnroll?: boolean; lastRefusal?: LastRefusal | null };
 export type Enrollment = Schemas['MyEnrollment'];
 export type Meeting = Schemas['Meeting'];
 export type Timetable = Schemas['TimetableView'];
 export type TimetableItem = Schemas['TimetableItem'];
 export type Plan = Schemas['PlanView'];
-export type PlanQueueItem = Schemas['PlanQueueItem'];
+export type PlanQueueItem = Schemas['PlanQueueItem'] & AutoFields;
 export type SectionsResult = Schemas['SectionsView'];
 export type ImportReport = Schemas['ImportReportView'];
 export type RosterItem = Schemas['RosterItem'];

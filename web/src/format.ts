@@ -72,11 +72,13 @@ export const STATUS_WORDS: Record<string, string> = {
 
 /**
  * The status a student reads for a lecture: FULL where no seat is left and they are not in it
- * (a join would be refused, API.md v4 corrections), else the QueueStatus itself. A student
- * waiting while no seat is left keeps their place: that still reads WAITING.
+ * and a join would be refused (API.md v4 corrections) — the lecture has no waitlist
+ * (`waitlist` 0), or every place on it is taken — else the QueueStatus itself. A student
+ * waiting while no seat is left keeps their place: that still reads WAITING (waitlisted).
  */
-export function shownStatus(q: QueueStatus): string {
-  return q.status === 'NOT_QUEUED' && q.seatsLeft === 0 ? 'FULL' : q.status;
+export function shownStatus(q: QueueStatus, waitlist = 0): string {
+  const roomToWait = waitlist > 0 && q.waiting < waitlist;
+  return q.status === 'NOT_QUEUED' && q.seatsLeft === 0 && !roomToWait ? 'FULL' : q.status;
 }
 
 /** A lecture's status in the list, in words. */

@@ -9,6 +9,7 @@ import {
   shownStatus,
 } from './format.js';
 import { overlap } from './meetings.js';
+import { givenUpHint, givenUpWords, isWaitlisted, waitlistOf } from './refusal-words.js';
 import { componentWord } from './sections.js';
 
 /** A planned lecture's state: its live status, or the code a join answered (FULL, …). */
@@ -31,6 +32,8 @@ export interface PlanState {
   timetable?: Timetable;
   busy: boolean;
   mode?: 'live' | 'reconnecting' | 'idle';
+  /** Join all's "Enroll me automatically" (on by default) */
+  auto: boolean;
 }
 
 export interface PlanActions {
@@ -41,6 +44,8 @@ export interface PlanActions {
   giveUp(): void;
   /** open the lecture's panel, where its sections are chosen */
   sections(lectureId: number): void;
+  /** Join all's "Enroll me automatically" toggled */
+  setAuto(on: boolean): void;
 }
 
 const WARNING_WORDS: Record<string, string> = {
@@ -72,8 +77,8 @@ export function heldInTheWay(
 }
 
 /** UNKNOWN until the stream (or a read) told the page: the panel claims no status it has not seen. */
-const codeOf = (s: PlannedStatus | undefined) =>
-  s === undefined ? 'UNKNOWN' : 'code' in s ? s.code : shownStatus(s);
+const codeOf = (s: PlannedStatus | undefined, l?: Lecture) =>
+  s === undefined ? 'UNKNOWN' : 'code' in s ? s.code : shownStatus(s, waitlistOf(l));
 const held = (t: Timetable | undefined, id: number) => !!t?.items.some((i) => i.lectureId === id);
 
 /** Whether the timetable is at its limit while places in line remain that no longer fit. */
@@ -83,7 +88,7 @@ export function atLimit(s: PlanState): boolean {
   return s.plan.lectureIds.some((id) => {
     const l = s.lectures.get(id);
     return (
-      !held(t, id) && IN_LINE.has(codeOf(s.statuses.get(id))) && t.credits + (l?.credits ?? 0) > t.maxCredits // prettier-ignore
+      !held(t, id) && IN_LINE.has(codeOf(s.statuses.get(id), l)) && t.credits + (l?.credits ?? 0) > t.maxCredits // prettier-ignore
     );
   });
 }
@@ -131,6 +136,24 @@ export function renderPlan(root: HTMLElement, s: PlanState, act: PlanActions): v
   if (p.lectureIds.length > 0) {
     actions.append(
       h('button', { type: 'button', 'data-testid': 'plan-join-all', disabled: s.busy, onclick: act.joinAll }, 'Join all'), // prettier-ignore
+      // Never disabled while an action runs: the keyboard focus stays on it.
+      h(
+        'span',
+        { class: 'check' },
+        h('input', {
+          type: 'checkbox',
+          id: 'plan-auto-enroll',
+          'data-testid': 'plan-auto-enroll',
+          'aria-describedby': 'plan-auto-enroll-hint',
+          checked: s.auto,
+          onchange: (e) => {
+            const box = e.target as HTMLInputElement;
+            box.toggleAttribute('checked', box.checked); // a redraw compares the markup
+            act.setAuto(box.checked);
+          },
+        }),
+        h('label', { for: 'plan-auto-enroll' }, 'Enroll me automatically'),
+      ),
     );
   }
   if (atLimit(s)) {
@@ -141,14 +164,26 @@ export function renderPlan(root: HTMLElement, s: PlanState, act: PlanActions): v
   }
   if (s.mode === 'reconnecting') actions.append(h('span', { class: 'meta' }, 'reconnecting…'));
   parts.push(actions);
+  if (p.lectureIds.length > 0) {
+    parts.push(
+      h(
+        'p',
+        { class: 'hint', id: 'plan-auto-enroll-hint' },
+        s.auto
+          ? 'When your turn comes in each lecture, the service enrolls you itself. A lecture it cannot enroll you in (it would pass your credit limit, a clash, …) gives its place up, and says why here.'
+          : 'You enroll yourself in each lecture when your turn comes: Join all turns automatic enrollment off in the lectures of your plan.',
+      ),
+    );
+  }
   root.replaceChildren(...parts.filter((x): x is Node => x !== null));
 }
 
 function item(id: number, s: PlanState, act: PlanActions): HTMLElement {
   const l = s.lectures.get(id);
   const st = s.statuses.get(id);
-  const code = held(s.timetable, id) ? 'ENROLLED' : codeOf(st);
+  const code = held(s.timetable, id) ? 'ENROLLED' : codeOf(st, l);
   const q = st && !('code' in st) ? st : undefined;
+  const waitlisted = code === 'WAITING' && isWaitlisted(q);
   const wait =
     q?.seatsLeft === 0
       ? ' · no seat left for now'
@@ -156,17 +191,21 @@ function item(id: number, s: PlanState, act: PlanActions): HTMLElement {
         ? ` · about ${duration(q.estimatedWaitSeconds * 1000)}`
         : '';
   const detail =
-    code === 'WAITING' && q
-      ? `place ${q.position} of ${q.waiting}${wait}`
-      : code === 'ADMITTED' && q?.ticketExpiresAt
-        ? h('span', {}, 'enroll within ', h('span', { class: 'countdown', 'data-expires': q.ticketExpiresAt }, duration(Date.parse(q.ticketExpiresAt) - Date.now()))) // prettier-ignore
-        : code === 'FULL' && q
-          ? 'a seat given back shows here'
-          : st && 'code' in st
-            ? (MESSAGES[code] ?? st.message ?? code)
-            : q && code === 'NOT_QUEUED'
-              ? seatsLeft(q.seatsLeft)
-              : '';
+    waitlisted && q
+      ? `${q.waiting} waiting · no seat left for now`
+      : code === 'WAITING' && q
+        ? `place ${q.position} of ${q.waiting}${wait}`
+        : code === 'ADMITTED' && q?.ticketExpiresAt
+          ? h('span', {}, 'enroll within ', h('span', { class: 'countdown', 'data-expires': q.ticketExpiresAt }, duration(Date.parse(q.ticketExpiresAt) - Date.now()))) // prettier-ignore
+          : code === 'FULL' && q
+            ? 'a seat given back shows here'
+            : st && 'code' in st
+              ? (MESSAGES[code] ?? st.message ?? code)
+              : q && code === 'NOT_QUEUED' && q.seatsLeft === 0
+                ? 'no seat left · the waitlist has room'
+                : q && code === 'NOT_QUEUED'
+                  ? seatsLeft(q.seatsLeft)
+                  : '';
   const buttons: HTMLElement[] = [];
   const pkg = s.packages.get(id);
   const choose = (words: string, cls: string) =>
@@ -200,15 +239,39 @@ function item(id: number, s: PlanState, act: PlanActions): HTMLElement {
       pkg && code !== 'ENROLLED' ? h('div', { class: 'meta' }, packageText(pkg)) : null,
       h(
         'span',
-        { class: `badge ${code}` },
-        STATUS_WORDS[code] ?? code,
+        { class: `badge ${code}${waitlisted ? ' waitlisted' : ''}` },
+        waitlisted
+          ? h('span', { 'data-testid': `waitlisted-${id}` }, `Waitlisted — place ${q?.position ?? '?'}`) // prettier-ignore
+          : (STATUS_WORDS[code] ?? code),
         h('span', { class: 'code', 'aria-hidden': 'true', 'data-testid': `status-${id}` }, code),
       ),
       ' ',
       h('span', { class: 'meta' }, detail),
+      q?.autoEnroll && IN_LINE.has(code)
+        ? h('div', { class: 'auto-note', 'data-testid': `plan-auto-note-${id}` }, 'Will enroll automatically when your turn comes.') // prettier-ignore
+        : null,
+      q?.lastRefusal && code !== 'ENROLLED' && !IN_LINE.has(code)
+        ? h(
+            'div',
+            { class: 'refusal', 'data-testid': `refusal-${id}` },
+            h(
+              'p',
+              {},
+              givenUpWords(q.lastRefusal, refusalNames(q.lastRefusal.conflictsWith ?? [], s)),
+            ),
+            h('p', { class: 'meta' }, givenUpHint(q.lastRefusal).replace('join again', 'press Join all again').replace('Join again', 'Press Join all again')), // prettier-ignore
+          )
+        : null,
     ),
     h('div', { class: 'plan-buttons' }, ...buttons),
   );
+}
+
+/** The held lectures a given-up place names, as the student knows them (a section: its lecture). */
+function refusalNames(ids: number[], s: PlanState): string[] {
+  const item = (id: number) => s.timetable?.items.find((i) => i.lectureId === id);
+  const primaries = [...new Set(ids.map((id) => item(id)?.primaryId ?? id))];
+  return primaries.map((id) => item(id)?.title ?? s.lectures.get(id)?.title ?? `lecture ${id}`);
 }
 
 /** "with Discussion Fri 11:00–11:50 · Lab to choose": the sections Enroll would take along. */

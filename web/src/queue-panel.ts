@@ -2,6 +2,13 @@ import type { Lecture, QueueStatus } from './api.js';
 import { h } from './dom.js';
 import { MESSAGES, STATUS_WORDS, duration, seatsLeft, shownStatus, when } from './format.js';
 import type { GateCode } from './registration-words.js';
+import {
+  givenUpHint,
+  givenUpWords,
+  isWaitlisted,
+  waitlistOf,
+  waitlistOpen,
+} from './refusal-words.js';
 
 export interface PanelState {
   lecture: Lecture;
@@ -31,6 +38,8 @@ export interface PanelState {
   };
   /** a held package's sections were just changed: said once, under the confirmation */
   notice?: string;
+  /** the service enrolled the student itself when their turn came (API.md v4) */
+  autoEnrolled?: boolean;
 }
 
 /** A primary's sections in the panel (section-choice.ts), and whether the choice changes a held one. */
@@ -38,6 +47,23 @@ export interface PanelSections {
   choice: HTMLElement;
   /** held: the choice differs from the sections held, so "Change sections" can store it */
   changed: boolean;
+}
+
+/**
+ * "Enroll me automatically" (API.md v4): what the page remembers the student chose for the
+ * lecture, the swap it would make, and what an automatic enroll would run into.
+ */
+export interface PanelAuto {
+  /** the checkbox: the place's own setting while the student has one, else their choice */
+  checked: boolean;
+  /** the one held lecture in the way of this one (a clash, its course): a swap can give it up */
+  swapOffer?: { id: number; title: string };
+  /** the student chose to give `swapOffer` up for this lecture when enrolled automatically */
+  swapChecked: boolean;
+  /** a package whose sections are not all chosen: an automatic enroll would be refused */
+  sectionsMissing: boolean;
+  /** the held lectures a given-up place names (lastRefusal.conflictsWith), as the student knows them */
+  refusalConflicts: { id: number; title: string }[];
 }
 
 /** Refusals that ask the student to choose a section again, not to drop or swap a lecture. */
@@ -52,6 +78,12 @@ export interface PanelActions {
   refresh(): void;
   /** store the section choice of a held package (PUT /me/enrollments/:id/sections) */
   changeSections(): void;
+  /** "Enroll me automatically" toggled: remembered, and sent with a repeat join when in line */
+  setAuto(on: boolean): void;
+  /** the swap offered with it toggled */
+  setAutoSwap(on: boolean): void;
+  /** a place given up for a clash: join again, enrolling automatically with that swap */
+  rejoinSwapping(fromId: number): void;
 }
 
 /**
@@ -63,10 +95,23 @@ export function renderPanel(
   s: PanelState,
   act: PanelActions,
   sections?: PanelSections,
+  auto: PanelAuto = { checked: false, swapChecked: false, sectionsMissing: false, refusalConflicts: [] }, // prettier-ignore
 ): void {
-  const shown = s.code ?? (s.status ? shownStatus(s.status) : 'NOT_QUEUED');
+  const id = s.lecture.id;
+  const waitlist = waitlistOf(s.lecture);
+  const shown = s.code ?? (s.status ? shownStatus(s.status, waitlist) : 'NOT_QUEUED');
   const q = s.status;
   const choice = sections?.choice ?? null;
+  const waitlisted = !s.code && isWaitlisted(q);
+  const autoOn = !s.code && !!q?.autoEnroll && ['WAITING', 'PRE_QUEUED', 'ADMITTED'].includes(q.status); // prettier-ignore
+  const autoNote = autoOn
+    ? h(
+        'p',
+        { class: 'auto-note', 'data-testid': `auto-note-${id}` },
+        'Will enroll automatically when your turn comes',
+        q?.status === 'ADMITTED' ? ' — it has come: the service is enrolling you now.' : '.',
+      )
+    : null;
   const parts: (Node | null)[] = [
     h('h2', {}, s.lecture.title),
     h(
@@ -75,8 +120,10 @@ export function renderPanel(
       // Words for the student; the code itself stays in the test id's element, out of sight.
       h(
         'span',
-        { class: `status badge ${shown}` },
-        STATUS_WORDS[shown] ?? shown,
+        { class: `status badge ${shown}${waitlisted ? ' waitlisted' : ''}` },
+        waitlisted
+          ? h('span', { 'data-testid': `waitlisted-${id}` }, `Waitlisted — place ${q?.position ?? '?'}`) // prettier-ignore
+          : (STATUS_WORDS[shown] ?? shown),
         h('span', { class: 'code', 'aria-hidden': 'true', 'data-testid': 'queue-status' }, shown),
       ),
       s.mode
@@ -155,11 +202,13 @@ export function renderPanel(
         ? h(
             'p',
             { class: 'meta' },
-            'Every seat is taken for now. You keep your place: if a seat is given back, this page tells you.',
+            `Every seat is taken for now. You keep your place on the waitlist: a seat given back goes to the first in line${q.autoEnroll ? ', and the service enrolls you when it reaches you.' : ', and this page tells you when it reaches you.'}`, // prettier-ignore
           )
         : null,
+      autoNote,
       choice,
-      h('button', { type: 'button', class: 'secondary', onclick: act.leave }, 'Leave the queue'),
+      autoControl(s, auto, act),
+      h('button', { type: 'button', class: 'secondary', onclick: act.leave }, waitlisted ? 'Leave the waitlist' : 'Leave the queue'), // prettier-ignore
     );
   }
   if (q?.status === 'PRE_QUEUED' && !s.code) {
@@ -170,7 +219,9 @@ export function renderPanel(
         "You're in the pre-queue. When enrollment opens, everyone in it is placed in the queue " +
           'in a random order that anyone can check afterwards: joining earlier gives no advantage.',
       ),
+      autoNote,
       choice,
+      autoControl(s, auto, act),
       h(
         'button',
         { type: 'button', class: 'secondary', onclick: act.leave },
@@ -183,6 +234,7 @@ export function renderPanel(
     const retry = s.refusal && !CHOOSE_AGAIN.has(s.refusal.code);
     parts.push(
       h('p', {}, "It's your turn: a seat is held for you."),
+      autoNote,
       s.refusal ? refusalNotice(s, act) : null,
       choice,
       q.ticketExpiresAt
@@ -221,6 +273,7 @@ export function renderPanel(
         { class: 'confirmation', 'data-testid': 'enrolled-confirmation' },
         `You are enrolled in ${s.lecture.title}.`,
         s.enrolledAt ? ` (${when(s.enrolledAt)})` : '',
+        s.autoEnrolled ? ' The service enrolled you automatically when your turn came.' : '',
       ),
     );
     if (sections) {
@@ -236,24 +289,40 @@ export function renderPanel(
       );
     }
   }
+  if (q?.status === 'NOT_QUEUED' && !s.code && q.lastRefusal) {
+    parts.push(givenUpNotice(s, q.lastRefusal, auto, act));
+  }
   if (q?.status === 'NOT_QUEUED' && !s.code && q.seatsLeft > 0) {
     // Watched live already: once the student joins, the place shows up here by itself.
     parts.push(h('p', { class: 'meta' }, `Not in the queue yet · ${seatsLeft(q.seatsLeft)}`));
   }
+  const toWaitlist = !s.code && waitlistOpen(q, waitlist);
+  if (toWaitlist) {
+    parts.push(
+      h('p', { class: 'meta' }, `Every seat is taken, but the waitlist has room (${q!.waiting} of ${waitlist} places taken): join it, and a seat given back comes to you in turn.`), // prettier-ignore
+    );
+  }
   const full = shown === 'FULL' && !s.code;
   if (full) {
     parts.push(
-      h('p', {}, 'Every seat is taken, so the queue is closed for now. If a student gives a seat back, you can join here.'), // prettier-ignore
+      waitlist > 0
+        ? h('p', {}, 'Every seat is taken and the waitlist is full, so the queue is closed for now. If a place frees up, you can join here.') // prettier-ignore
+        : h('p', {}, 'Every seat is taken, so the queue is closed for now. If a student gives a seat back, you can join here.'), // prettier-ignore
       h('button', { type: 'button', class: 'secondary', onclick: act.refresh, disabled: s.busy }, 'Check again'), // prettier-ignore
     );
   }
   if ((q?.status === 'NOT_QUEUED' || !q) && !s.code && !full) {
     parts.push(
       choice,
+      autoControl(s, auto, act),
       h(
         'button',
-        { type: 'button', onclick: act.join, disabled: s.busy },
-        inPreQueueWindow(s.lecture) ? 'Join the pre-queue' : 'Join the queue',
+        { type: 'button', 'data-testid': `panel-join-${id}`, onclick: act.join, disabled: s.busy },
+        toWaitlist
+          ? 'Join the waitlist'
+          : inPreQueueWindow(s.lecture)
+            ? 'Join the pre-queue'
+            : 'Join the queue',
       ),
     );
   }
@@ -287,6 +356,102 @@ function refusalNotice(s: PanelState, act: PanelActions): HTMLElement {
             onclick: () => act.swap(one.id),
           },
           `Swap ${one.title} for this lecture`,
+        )
+      : null,
+  );
+}
+
+/**
+ * "Enroll me automatically": a labelled checkbox, what it means beside it, the swap it may make
+ * (only when the student asks for it), and a warning when a package's sections are not all
+ * chosen. Never disabled while a request runs: the keyboard focus stays on it.
+ */
+function autoControl(s: PanelState, a: PanelAuto, act: PanelActions): HTMLElement {
+  const id = s.lecture.id;
+  const box = h('input', {
+    type: 'checkbox',
+    id: `auto-enroll-${id}`,
+    'data-testid': `auto-enroll-${id}`,
+    'aria-describedby': `auto-enroll-${id}-hint`,
+    checked: a.checked,
+    onchange: (e) => act.setAuto(ticked(e)),
+  });
+  const swap =
+    a.checked && a.swapOffer
+      ? h(
+          'div',
+          { class: 'check' },
+          h('input', {
+            type: 'checkbox',
+            id: `auto-swap-${id}`,
+            'data-testid': `auto-swap-${id}`,
+            checked: a.swapChecked,
+            onchange: (e) => act.setAutoSwap(ticked(e)),
+          }),
+          h('label', { for: `auto-swap-${id}` }, `…giving up ${a.swapOffer.title} for it (it is in the way of this lecture)`), // prettier-ignore
+        )
+      : null;
+  return h(
+    'div',
+    { class: 'auto-enroll' },
+    h('div', { class: 'check' }, box, h('label', { for: box.id }, 'Enroll me automatically')),
+    h(
+      'p',
+      { class: 'hint', id: `auto-enroll-${id}-hint` },
+      'When your turn comes, the service enrolls you itself: you need not be at the screen. If it cannot, your place is given up and this page says why.',
+    ),
+    swap,
+    a.checked && a.sectionsMissing
+      ? h('p', { class: 'hint warn' }, 'Choose one section of each kind above first: without them the automatic enrollment is refused.') // prettier-ignore
+      : null,
+  );
+}
+
+/**
+ * A checkbox's new state, its attribute kept alike: a redraw compares the markup, and a box the
+ * student ticked must not read as the unticked one drawn before (nor be left ticked by it).
+ */
+function ticked(e: Event): boolean {
+  const box = e.target as HTMLInputElement;
+  box.toggleAttribute('checked', box.checked);
+  return box.checked;
+}
+
+/**
+ * The service gave the place up: its automatic enroll was refused (`lastRefusal`). Why, in
+ * words; what to do; and, when one held lecture was in the way, a join that swaps it.
+ */
+function givenUpNotice(
+  s: PanelState,
+  r: NonNullable<QueueStatus['lastRefusal']>,
+  a: PanelAuto,
+  act: PanelActions,
+): HTMLElement {
+  const one = a.refusalConflicts.length === 1 ? a.refusalConflicts[0] : null;
+  const swappable = one && (r.code === 'TIME_CONFLICT' || r.code === 'SAME_COURSE');
+  return h(
+    'div',
+    { class: 'refusal', role: 'status', 'data-testid': `refusal-${s.lecture.id}` },
+    h(
+      'p',
+      {},
+      givenUpWords(
+        r,
+        a.refusalConflicts.map((c) => c.title),
+      ),
+    ),
+    h('p', { class: 'meta' }, givenUpHint(r)),
+    swappable
+      ? h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary',
+            'data-testid': `rejoin-swap-${s.lecture.id}`,
+            disabled: s.busy,
+            onclick: () => act.rejoinSwapping(one.id),
+          },
+          `Join again, swapping ${one.title} for it`,
         )
       : null,
   );

@@ -16,8 +16,8 @@ import { when } from './format.js';
 import { renderLectures } from './lecture-list.js';
 import { LiveQueue } from './live.js';
 import { Packages } from './packages.js';
-import { PlanState, PlannedStatus, renderPlan } from './plan-panel.js';
-import { PanelState, renderPanel, tickCountdowns } from './queue-panel.js';
+import { PlanState, PlannedStatus, heldInTheWay, renderPlan } from './plan-panel.js';
+import { PanelAuto, PanelState, renderPanel, tickCountdowns } from './queue-panel.js';
 import { claims, forgetToken, fragment, readFragment, saveToken } from './session.js';
 import { TermLive } from './term-live.js';
 import { Serial } from './serial.js';
@@ -53,6 +53,22 @@ let registration: RegistrationStatus | undefined;
 /** the codes a join answers that become the panel's status (the lecture's, then the gates') */
 const CODES = ['FULL', 'CLOSED', 'NOT_OPEN', ...GATE_CODES] as const;
 const RULES = ['SAME_COURSE', 'TIME_CONFLICT', 'CREDIT_LIMIT'];
+/**
+ * "Enroll me automatically" (API.md v4), per lecture while the page lives: the student's choice
+ * (off until they tick it), kept in step with what the service says of a place they have.
+ */
+const autoChoice = new Map<number, boolean>();
+/** the held lecture the student chose to give up for one the service enrolls them in */
+const autoSwap = new Map<number, number>();
+/** the sections last sent with an automatic join (joined by ','): a new pick is sent again */
+const autoSections = new Map<number, string>();
+/** repeat joins that set autoEnroll run one after another, the last toggle last */
+const autoSends = new Serial();
+/** lectures whose repeat join is waiting or running: the box shows the choice, not the status */
+const autoPending = new Map<number, number>();
+/** Join all's "Enroll me automatically": on unless the student unticks it */
+let planAuto = true;
+const IN_LINE = ['WAITING', 'PRE_QUEUED', 'ADMITTED'];
 /** courses taken with sections: their sections read, the student's choice among them */
 const packages = new Packages({
   get: (path) => call(token, 'GET', path),
@@ -63,6 +79,7 @@ const packages = new Packages({
     drawPlan();
     drawTimetable();
     drawLectures();
+    syncAutoSections();
   },
 });
 
@@ -213,9 +230,16 @@ async function loadPlan(): Promise<void> {
 /** A planned lecture's status, drawn unless it is what the panel shows already. */
 function setPlanStatus(s: PlannedStatus): void {
   termLive?.note(s);
-  if (JSON.stringify(planStatuses.get(s.lectureId)) === JSON.stringify(s)) return;
+  const was = planStatuses.get(s.lectureId);
+  if (JSON.stringify(was) === JSON.stringify(s)) return;
   planStatuses.set(s.lectureId, s);
   drawPlan();
+  // Enrolled by the service (API.md v4) while the page looked on: the lists show the seat too.
+  const enrolledNow = 'status' in s && s.status === 'ENROLLED';
+  if (enrolledNow && was && !('code' in was) && was.status !== 'ENROLLED') {
+    void loadEnrollments();
+    void loadLectures(null);
+  }
 }
 
 /** Reads a planned lecture's status (GET …/queue): the stream has nothing to say about it. */
@@ -274,6 +298,7 @@ function drawPlan(): void {
     timetable,
     busy: planBusy,
     mode: planMode,
+    auto: planAuto,
   };
   redraw($('[data-testid="plan"]'), (root) =>
     renderPlan(root, state, {
@@ -282,6 +307,10 @@ function drawPlan(): void {
       remove: (id) => void planAct(() => editPlan((ids) => ids.filter((x) => x !== id))),
       giveUp: () => void planAct(giveUp),
       sections: (id) => void openLecture(id),
+      setAuto: (on) => {
+        planAuto = on;
+        drawPlan();
+      },
     }),
   );
 }
@@ -342,14 +371,43 @@ function togglePlan(l: Lecture, add: boolean): void {
   });
 }
 
-/** Joins (or pre-queues) the whole plan in one request; each lecture's answer shows at once. */
+/**
+ * Joins (or pre-queues) the whole plan in one request; each lecture's answer shows at once.
+ * With "Enroll me automatically" (on by default) it sends `{ autoEnroll: true }`; unticked,
+ * `{ autoEnroll: false }`: the student said they enroll themselves, in every lecture of it.
+ */
 async function joinAll(): Promise<void> {
-  const { items } = await call<{ items: PlanQueueItem[] }>(token, 'POST', `/me/terms/${encodeURIComponent(term!)}/plan/queue`); // prettier-ignore
+  const auto = planAuto;
+  const { items } = await call<{ items: PlanQueueItem[] }>(token, 'POST', `/me/terms/${encodeURIComponent(term!)}/plan/queue`, { autoEnroll: auto }); // prettier-ignore
   for (const i of items) {
     planStatuses.set(i.lectureId, i.error ? { lectureId: i.lectureId, code: i.error.code, message: i.error.message } : (i as QueueStatus)); // prettier-ignore
+    if (!i.error) autoChoice.set(i.lectureId, auto);
   }
   if (items.some((i) => isGateCode(i.error?.code))) void registration?.refresh();
   termLive?.start();
+  if (auto) await autoPackages(items);
+}
+
+/**
+ * Join all carries no sections: a planned course taken with sections is joined again at once
+ * with those chosen for it, or — none chosen for a component — without automatic enrollment,
+ * which would be refused (COMPONENT_REQUIRED) and give the place up. The student enrolls in
+ * those from the plan once the sections are chosen.
+ */
+async function autoPackages(items: PlanQueueItem[]): Promise<void> {
+  const chosen = packages.planned(items.map((i) => i.lectureId));
+  await Promise.all(
+    items.map(async (i) => {
+      const pkg = chosen.get(i.lectureId);
+      const l = known.get(i.lectureId);
+      if (i.error || !pkg || !l || !IN_LINE.includes(i.status ?? '')) return;
+      const complete = pkg.ready && pkg.missing.length === 0;
+      autoChoice.set(l.id, complete);
+      const body = complete ? joinBody(l) : { autoEnroll: false };
+      const s = await call<QueueStatus>(token, 'POST', `/lectures/${l.id}/queue`, body).catch(() => null); // prettier-ignore
+      if (s) setPlanStatus(s);
+    }),
+  );
 }
 
 /**
@@ -386,6 +444,29 @@ async function planEnroll(lectureId: number, swapFrom?: number): Promise<void> {
 function enrollBody(sections: number[] | undefined, swapFrom?: number): object | undefined {
   if (!sections && !swapFrom) return undefined;
   return { ...(sections ? { sections } : {}), ...(swapFrom ? { swapFrom } : {}) };
+}
+
+/**
+ * A join's body: none unless "Enroll me automatically" is ticked (a new join without one does
+ * not auto-enroll; a repeat keeps what the place had); else `{ autoEnroll: true }` with the
+ * package's chosen sections, and the swap the student chose where the page offers one.
+ */
+function joinBody(l: Lecture): object | undefined {
+  if (!autoChoice.get(l.id)) return undefined;
+  const sections = packages.sectionsFor(known.get(l.id) ?? l) ?? [];
+  const offer = swapOfferFor(l);
+  const swapFrom = offer && autoSwap.get(l.id) === offer.id ? offer.id : undefined;
+  autoSections.set(l.id, sections.join());
+  return { autoEnroll: true, ...(sections.length > 0 ? { sections } : {}), ...(swapFrom ? { swapFrom } : {}) }; // prettier-ignore
+}
+
+/**
+ * The one held lecture in the way of `l` (with the sections chosen for it): a clash, another
+ * section of its course. An automatic enroll may swap it — only when the student asks for it.
+ */
+function swapOfferFor(l: Lecture): { id: number; title: string } | undefined {
+  const inTheWay = heldInTheWay(l, timetable, packages.plannedSections([l.id]));
+  return inTheWay.length === 1 ? { id: inTheWay[0].lectureId, title: inTheWay[0].title } : undefined; // prettier-ignore
 }
 
 /** The timetable is full: every remaining place in line goes to the students behind. */
@@ -541,10 +622,75 @@ async function choose(lecture: Lecture, join: boolean): Promise<void> {
 
 async function joinQueue(): Promise<void> {
   if (!panel) return;
+  const l = panel.lecture;
   await act(async () =>
-    update(await call<QueueStatus>(token, 'POST', `/lectures/${panel!.lecture.id}/queue`)),
+    update(await call<QueueStatus>(token, 'POST', `/lectures/${l.id}/queue`, joinBody(l))),
   );
   termLive?.start(); // a lecture joined joins the term stream, which may have ended
+}
+
+/** "Enroll me automatically" toggled in the panel: remembered; in line, set on the place. */
+function setAuto(on: boolean): void {
+  if (!panel) return;
+  autoChoice.set(panel.lecture.id, on);
+  if (IN_LINE.includes(panel.status?.status ?? '') && !panel.code) void sendAuto();
+  else render();
+}
+
+function setAutoSwap(on: boolean): void {
+  if (!panel) return;
+  const offer = swapOfferFor(panel.lecture);
+  if (on && offer) autoSwap.set(panel.lecture.id, offer.id);
+  else autoSwap.delete(panel.lecture.id);
+  if (IN_LINE.includes(panel.status?.status ?? '') && autoChoice.get(panel.lecture.id))
+    void sendAuto(); // prettier-ignore
+  else render();
+}
+
+/** A place given up for a clash: join again, enrolled automatically with that swap. */
+function rejoinSwapping(fromId: number): void {
+  if (!panel) return;
+  autoChoice.set(panel.lecture.id, true);
+  autoSwap.set(panel.lecture.id, fromId);
+  void joinQueue();
+}
+
+/**
+ * A repeat join that sets the place's autoEnroll (with the sections and swap) as the student
+ * now chose it — `{ autoEnroll: false }` clears it. The place is kept either way (API.md v4).
+ */
+async function sendAuto(): Promise<void> {
+  if (!panel) return;
+  const mine = panel;
+  const id = mine.lecture.id;
+  autoPending.set(id, (autoPending.get(id) ?? 0) + 1);
+  render();
+  try {
+    await autoSends.run(async () => {
+      const body = joinBody(mine.lecture) ?? { autoEnroll: false }; // as chosen when it runs
+      try {
+        clearError();
+        const s = await call<QueueStatus>(token, 'POST', `/lectures/${id}/queue`, body);
+        if (panel === mine) update(s);
+        else if (plan?.lectureIds.includes(id)) setPlanStatus(s);
+      } catch (e) {
+        if (panel === mine) fail(e);
+      }
+    });
+  } finally {
+    const n = (autoPending.get(id) ?? 1) - 1;
+    if (n > 0) autoPending.set(id, n);
+    else autoPending.delete(id);
+    render();
+  }
+}
+
+/** A section picked while the place enrolls automatically: the place gets the new choice. */
+function syncAutoSections(): void {
+  if (!panel || panel.code || !IN_LINE.includes(panel.status?.status ?? '')) return;
+  const l = known.get(panel.lecture.id) ?? panel.lecture;
+  if (!panel.status?.autoEnroll || !autoChoice.get(l.id) || !autoSections.has(l.id)) return;
+  if ((packages.sectionsFor(l) ?? []).join() !== autoSections.get(l.id)) void sendAuto();
 }
 
 async function refresh(): Promise<void> {
@@ -723,6 +869,24 @@ function update(s: QueueStatus): void {
   if (s.status === 'WAITING' && (panel.startPosition === undefined || was !== 'WAITING'))
     panel.startPosition = s.position ?? undefined;
   if (s.status === 'ENROLLED' && was !== 'ENROLLED') void loadEnrollments();
+  // The service enrolled them itself (API.md v4): the week and the list show it, as after Enroll.
+  if (s.status === 'ENROLLED' && was && was !== 'ENROLLED' && !panel.enrolledAt) {
+    const mine = panel;
+    mine.autoEnrolled = true;
+    void loadTimetable().then(() => {
+      packages.settled(mine.lecture);
+      void packages.read(mine.lecture);
+      return loadLectures(null);
+    });
+  }
+  // A place's own setting is the box's while the student has it (Join all may have set it).
+  if (
+    IN_LINE.includes(s.status) &&
+    typeof s.autoEnroll === 'boolean' &&
+    !autoPending.has(s.lectureId)
+  )
+    // prettier-ignore
+    autoChoice.set(s.lectureId, s.autoEnroll);
   const watching =
     s.status === 'WAITING' ||
     s.status === 'ADMITTED' ||
@@ -768,10 +932,36 @@ function render(): void {
         swap: (fromId) => void enroll(fromId),
         refresh: () => void refresh(),
         changeSections: () => void changeSections(),
+        setAuto,
+        setAutoSwap,
+        rejoinSwapping,
       },
       sections,
+      panelAuto(p, lecture),
     ),
   );
+}
+
+/** What the panel's "Enroll me automatically" shows for the lecture. */
+function panelAuto(p: PanelState, l: Lecture): PanelAuto {
+  const q = p.status;
+  const inLine = !!q && IN_LINE.includes(q.status) && !p.code;
+  const checked =
+    inLine && typeof q.autoEnroll === 'boolean' && !autoPending.has(l.id)
+      ? q.autoEnroll
+      : (autoChoice.get(l.id) ?? false);
+  const offer = swapOfferFor(l);
+  const pkg = packages.planned([l.id]).get(l.id);
+  const held = (id: number) => timetable?.items.find((i) => i.lectureId === id);
+  // A held section in the way is named by the lecture it is held with, as a swap gives both up.
+  const ids = [...new Set((q?.lastRefusal?.conflictsWith ?? []).map((id) => held(id)?.primaryId ?? id))]; // prettier-ignore
+  return {
+    checked,
+    swapOffer: offer,
+    swapChecked: !!offer && autoSwap.get(l.id) === offer.id,
+    sectionsMissing: !!pkg && (!pkg.ready || pkg.missing.length > 0),
+    refusalConflicts: ids.map((id) => ({ id, title: held(id)?.title ?? known.get(id)?.title ?? `lecture ${id}` })), // prettier-ignore
+  };
 }
 
 start();
