@@ -301,16 +301,7 @@ describe('Automatic enrollment (API.md v4)', () => {
         async () => (await ctx.redis.zcard(lectureKeys(id).inflight)) === 20,
         10_000,
       );
-      await eventually(
-        async () =>
-          (
-            await ctx.sql(
-              `SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`,
-              [ctx.dbName],
-            )
-          ).length > 0,
-        5000,
-      );
+      await eventually(async () => (await ctx.lockWaiters()) > 0, 5000);
       doomed.proc.kill('SIGKILL');
       await new Promise((r) => doomed.proc.once('exit', r));
       await locker.query('COMMIT'); // the batch already in PostgreSQL may commit with nobody to answer

@@ -52,16 +52,7 @@ describe('Nothing stuck after an instance dies', () => {
       }
       // Every ticket consumed, and the first batch's transaction waiting on the lock in PostgreSQL.
       await eventually(async () => (await ctx.redis.zcard(lectureKeys(id).inflight)) === 20, 5000);
-      await eventually(
-        async () =>
-          (
-            await ctx.sql(
-              `SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`,
-              [ctx.dbName],
-            )
-          ).length > 0,
-        5000,
-      );
+      await eventually(async () => (await ctx.lockWaiters()) > 0, 5000);
       doomed.proc.kill('SIGKILL');
       await new Promise((r) => doomed.proc.once('exit', r));
       await locker.query('COMMIT'); // within the lock time-out: the dead instance's batch commits

@@ -134,6 +134,15 @@ export class TestContext {
     return (await this.pg.query(text, params)).rows as T[];
   }
 
+  /** Sessions of this test's database now waiting on a lock (a held row lock blocking them). */
+  async lockWaiters(): Promise<number> {
+    const rows = await this.sql(
+      `SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`,
+      [this.dbName],
+    );
+    return rows.length;
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.apps.map((a) => a.app.close().catch(() => undefined)));
     await this.pg.end().catch(() => undefined);
