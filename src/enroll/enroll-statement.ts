@@ -207,7 +207,7 @@ export function enrollStatementSql(
             coalesce(t.seats_left, l.seats_left) AS "seatsLeft", l.opens_at AS "opensAt",
             l.closes_at AS "closesAt", l.batch_size AS "batchSize",
             l.ticket_ttl_seconds AS "ticketTtlSeconds", l.max_active_tickets AS "maxActiveTickets",
-            l.pre_queue_minutes AS "preQueueMinutes", l.term, l.primary_ids AS "primaryIds",
+            l.pre_queue_minutes AS "preQueueMinutes", l.waitlist, l.term, l.primary_ids AS "primaryIds",
             l.components, l.package_seats AS "packageSeats"
        FROM req r CROSS JOIN lec l
        LEFT JOIN ranked rk USING (student_id)

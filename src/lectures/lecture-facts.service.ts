@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { AppError, lectureNotFound } from '../common/error-codes';
 import { LineStore } from '../line/line.store';
 import { lectures } from '../rules/term-rule';
-import { LectureFacts, WAITLIST_UNREAD } from './lecture-facts';
+import { LectureFacts } from './lecture-facts';
 import { LectureFactsStore, SeatChange } from './lecture-facts.store';
 import { LectureSnapshots } from './lecture.snapshots';
 
@@ -100,13 +100,7 @@ export class LectureFactsService {
     const hit = this.cache.get(facts.id);
     const cached = hit && 'facts' in hit ? hit.facts : undefined;
     if (cached && cached.version > facts.version) return;
-    if (facts.waitlist !== WAITLIST_UNREAD) this.cache.set(facts.id, { facts });
-    // A row read without its waitlist (see WAITLIST_UNREAD) takes the one cached when nothing
-    // but this very change came between them (a seat change never changes the waitlist);
-    // otherwise the next reader asks Redis, which kept the last one written.
-    else if (cached && facts.version - cached.version <= 1) {
-      this.cache.set(facts.id, { facts: { ...facts, waitlist: cached.waitlist } });
-    } else this.cache.delete(facts.id);
+    this.cache.set(facts.id, { facts });
   }
 
   /**

@@ -12,10 +12,7 @@ export interface LectureFacts {
   ticketTtlSeconds: number;
   maxActiveTickets: number;
   preQueueMinutes: number;
-  /**
-   * how many may still join and wait once no seat is left (API.md v4, waitlists);
-   * WAITLIST_UNREAD when the row it came from did not carry it (see factsOf)
-   */
+  /** how many may still join and wait once no seat is left (API.md v4, waitlists) */
   waitlist: number;
   /** the lecture's term: a student's term stream follows the lectures of its term */
   term: string;
@@ -40,22 +37,13 @@ export type FactsRow = Pick<
   | 'ticketTtlSeconds'
   | 'maxActiveTickets'
   | 'preQueueMinutes'
+  | 'waitlist'
   | 'term'
   | 'primaryIds'
 > & {
   components: Record<string, number[]> | null;
   packageSeats: number | null;
-  /** absent from a statement that does not select it (see WAITLIST_UNREAD) */
-  waitlist?: number;
 };
-
-/**
- * The waitlist of facts made from a row without the column: src/enroll/enroll-statement.ts's
- * enroll statement answers its columns by name, without `waitlist`. Such facts never write it
- * (Redis keeps the one it has: record-lecture-2 sets only the fields it is given) nor are they
- * cached without it (LectureFactsService.recordSeats).
- */
-export const WAITLIST_UNREAD = -1;
 
 /**
  * The SQL columns of FactsRow for a lecture row (`l.` or none): the sections' two from the
@@ -88,7 +76,7 @@ export function factsOf(l: FactsRow): LectureFacts {
     ticketTtlSeconds: l.ticketTtlSeconds,
     maxActiveTickets: l.maxActiveTickets,
     preQueueMinutes: l.preQueueMinutes,
-    waitlist: l.waitlist ?? WAITLIST_UNREAD,
+    waitlist: l.waitlist,
     term: l.term,
     primaryIds: (l.primaryIds ?? []).map(Number),
     components: l.components ?? {},
@@ -111,7 +99,7 @@ export function toHashFields(f: LectureFacts): (string | number)[] {
     'primaryIds', f.primaryIds.join(','),
     'components', JSON.stringify(f.components),
     'pkgSeats', f.packageSeats ?? '',
-    ...(f.waitlist === WAITLIST_UNREAD ? [] : ['waitlist', f.waitlist]),
+    'waitlist', f.waitlist,
   ]; // prettier-ignore
 }
 

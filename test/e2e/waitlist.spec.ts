@@ -166,6 +166,16 @@ describe('Waitlists (API.md v4)', () => {
     expect((await join(a.url, id, 'p2')).status).toBe(409);
   });
 
+  it("an enroll's facts carry the waitlist: an edit's record that arrived after a newer enroll's is not lost", async () => {
+    const { id } = await createLecture(a.url, { capacity: 3, admission: { waitlist: 2 } });
+    // As Redis is left when the PATCH's record (version n) arrives after an enroll that
+    // committed version n+1 had written its own: refused as older, the waitlist before it kept.
+    await ctx.redis.hset(lectureKeys(id).facts, 'waitlist', 0);
+    expect((await join(b.url, id, 'wf1')).body.status).toBe('ADMITTED');
+    expect((await enroll(b.url, id, 'wf1')).status).toBe(201);
+    expect(await ctx.redis.hget(lectureKeys(id).facts, 'waitlist')).toBe('2');
+  });
+
   it('the catalog carries the waitlist both ways; its export imported again changes nothing', async () => {
     const term = 'wl-catalog';
     const section = (ref: string, waitlist?: number) => ({

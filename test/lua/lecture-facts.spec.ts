@@ -1,9 +1,4 @@
-import {
-  LectureFacts,
-  WAITLIST_UNREAD,
-  fromHash,
-  toHashFields,
-} from '../../src/lectures/lecture-facts';
+import { LectureFacts, fromHash, toHashFields } from '../../src/lectures/lecture-facts';
 import { lectureKeys } from '../../src/redis/keys';
 import { LuaHarness } from '../helpers/lua-harness';
 
@@ -84,12 +79,10 @@ describe('record-lecture-2, rebuild-lecture-2', () => {
     expect(await h.redis.smembers(k.enrolled)).toEqual(['b']);
   });
 
-  it("the waitlist travels with the facts; a row read without it keeps Redis's", async () => {
+  it('the waitlist travels with the facts', async () => {
     await rebuild(facts(1, { waitlist: 30 }), []);
     expect(fromHash(id, await h.redis.hgetall(k.facts))).toEqual(facts(1, { waitlist: 30 }));
-    // An enroll's row without the column (see WAITLIST_UNREAD): the seats move, the waitlist stays.
-    const enrolled = facts(2, { seatsLeft: 9, waitlist: WAITLIST_UNREAD });
-    expect(await record(enrolled, 'enrolled', ['a'])).toBe(1);
+    expect(await record(facts(2, { seatsLeft: 9, waitlist: 30 }), 'enrolled', ['a'])).toBe(1);
     expect(await h.redis.hmget(k.facts, 'v', 'seatsLeft', 'waitlist')).toEqual(['2', '9', '30']);
     expect(await record(facts(3, { seatsLeft: 9, waitlist: 0 }))).toBe(1);
     expect(await h.redis.hget(k.facts, 'waitlist')).toBe('0');
