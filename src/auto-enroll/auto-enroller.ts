@@ -167,7 +167,13 @@ export class AutoEnroller implements OnApplicationBootstrap {
         (id) => id !== lecture.id,
       );
       if (others.length === 0) return;
-      for (const { lectureId, refusal } of await this.fit.unfit(studentId, others)) {
+      const places = await Promise.all(
+        others.map(async (lectureId) => {
+          const [auto] = await this.store.autoAmong(lectureId, [studentId]);
+          return { lectureId, swapFrom: auto?.settings.swapFrom };
+        }),
+      );
+      for (const { lectureId, refusal } of await this.fit.unfit(studentId, places)) {
         await this.giveUp(lectureId, studentId, refusal);
       }
     } catch (err) {

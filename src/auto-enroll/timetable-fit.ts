@@ -22,21 +22,25 @@ export class TimetableFit {
 
   async unfit(
     studentId: string,
-    lectureIds: number[],
+    places: { lectureId: number; swapFrom?: number }[],
   ): Promise<{ lectureId: number; refusal: LastRefusal }[]> {
     const rows = (await this.db.query(
+      // A place that swaps from a held lecture is judged as its swap is: without that lecture's
+      // seat (and its package's sections), credits and course (src/rules/).
       `SELECT l.id,
               h.credits AS held, l.credits, ${creditLimitSql('$1', 'l.term', this.config.maxCredits)} AS max_credits,
               (SELECT array_agg(e.lecture_id ORDER BY e.lecture_id) FROM enrollment e
                 WHERE e.student_id = $1 AND e.term = l.term AND e.course_code = l.course_code
-                  AND e.primary_id IS NULL AND e.lecture_id <> l.id) AS same_course
-         FROM lecture l
+                  AND e.primary_id IS NULL AND e.lecture_id <> l.id
+                  AND e.lecture_id IS DISTINCT FROM p.swap_from) AS same_course
+         FROM unnest($2::int[], $3::int[]) AS p (id, swap_from)
+         JOIN lecture l ON l.id = p.id
          CROSS JOIN LATERAL (SELECT coalesce(sum(e.credits), 0)::int AS credits FROM enrollment e
-                              WHERE e.student_id = $1 AND e.term = l.term) h
-        WHERE l.id = ANY($2::int[])
-          AND NOT EXISTS (SELECT 1 FROM enrollment e WHERE e.student_id = $1 AND e.lecture_id = l.id)
+                              WHERE e.student_id = $1 AND e.term = l.term
+                                AND coalesce(e.primary_id, e.lecture_id) IS DISTINCT FROM p.swap_from) h
+        WHERE NOT EXISTS (SELECT 1 FROM enrollment e WHERE e.student_id = $1 AND e.lecture_id = l.id)
         ORDER BY l.id`,
-      [studentId, lectureIds],
+      [studentId, places.map((p) => p.lectureId), places.map((p) => p.swapFrom ?? null)],
     )) as { id: number; held: number; credits: number; max_credits: number; same_course: number[] | null }[]; // prettier-ignore
     return rows.flatMap((r) => {
       if (r.same_course) {

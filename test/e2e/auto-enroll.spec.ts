@@ -152,6 +152,37 @@ describe('Automatic enrollment (API.md v4)', () => {
     expect((await statusOf(s2.id, 'bo')).lastRefusal).toMatchObject({ code: 'SAME_COURSE', conflictsWith: [s1.id] }); // prettier-ignore
   });
 
+  it('at the limit, a place that swaps from a held lecture counts without it: kept while another that no longer fits goes', async () => {
+    const term = newTerm();
+    await setLimit(term, 6).expect(200);
+    const [from, into, other, more] = await Promise.all(
+      [10, 1, 10, 1].map((capacity, i) =>
+        createLecture(a.url, {
+          capacity,
+          term,
+          credits: 3,
+          courseCode: i < 2 ? 'CS101' : `SW${i}`,
+        }),
+      ),
+    );
+    for (const l of [into, more]) {
+      expect((await autoJoin(l.id, `ahead${l.id}`, {})).status).toBe(201);
+      await admitAll(l.id); // its one seat is someone else's ticket: sw waits there
+    }
+    expect((await autoJoin(from.id, 'sw', {})).status).toBe(201);
+    await admitAll(from.id);
+    expect((await enroll(a.url, from.id, 'sw')).status).toBe(201);
+    expect((await autoJoin(into.id, 'sw', { autoEnroll: true, swapFrom: from.id })).body).toMatchObject({ status: 'WAITING', autoEnroll: true }); // prettier-ignore
+    expect((await autoJoin(more.id, 'sw')).body).toMatchObject({ status: 'WAITING', autoEnroll: true }); // prettier-ignore
+    // 6 of 6 credits once `other` commits: `more` can no longer fit; the swap (3 − 3 + 3) can.
+    expect((await autoJoin(other.id, 'sw', {})).status).toBe(201);
+    await admitAll(other.id);
+    expect((await enroll(a.url, other.id, 'sw')).status).toBe(201);
+    await eventually(async () => (await statusOf(more.id, 'sw')).status === 'NOT_QUEUED', 5000);
+    expect((await statusOf(more.id, 'sw')).lastRefusal).toMatchObject({ code: 'CREDIT_LIMIT' });
+    expect(await statusOf(into.id, 'sw')).toMatchObject({ status: 'WAITING', autoEnroll: true, lastRefusal: null }); // prettier-ignore
+  });
+
   it('a repeat join with a body sets or clears auto-enroll and keeps the place; one without keeps it', async () => {
     const { id } = await createLecture(a.url, { capacity: 1, term: newTerm() });
     expect((await autoJoin(id, 'ahead', {})).status).toBe(201);
