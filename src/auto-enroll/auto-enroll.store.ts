@@ -87,20 +87,23 @@ export class AutoEnrollStore {
 
   /**
    * The place was given up because of `refusal`: the settings go (the student is out of the
-   * line) and the refusal stays, for their status, until they join again.
+   * line) and the refusal stays, for their status, until they join again. False when the
+   * settings were gone already: the HDEL decides which of two give-ups at once (a refusal and
+   * the limit's, on two instances) leaves the line and mails the student.
    */
   async gaveUp(
     lectureId: number,
     term: string,
     studentId: string,
     refusal: LastRefusal,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const k = lectureKeys(lectureId);
+    if ((await this.redis.hdel(k.auto, studentId)) === 0) return false;
     await Promise.all([
-      this.redis.hdel(k.auto, studentId),
       this.redis.hset(k.auto, refusalField(studentId), JSON.stringify(refusal)),
       this.redis.srem(studentAutoKey(studentId, term), lectureId),
     ]);
+    return true;
   }
 
   /** The student holds the seat now: nothing is left to enroll them in. */

@@ -140,11 +140,11 @@ export class AutoEnroller implements OnApplicationBootstrap {
   /**
    * Gives the student's place up for `refusal`: the reason kept first (their status reads it
    * once NOT_QUEUED), then the place or the ticket given back, so the next student moves up,
-   * and the mail recorded.
+   * and the mail recorded: once, by the one give-up that took the settings.
    */
   async giveUp(lectureId: number, studentId: string, refusal: LastRefusal): Promise<void> {
     const lecture = await this.facts.get(lectureId);
-    await this.store.gaveUp(lectureId, lecture.term, studentId, refusal);
+    if (!(await this.store.gaveUp(lectureId, lecture.term, studentId, refusal))) return;
     await this.queue.leave(lectureId, studentId);
     const title = (await this.fit.titleOf(lectureId)) || `lecture ${lectureId}`;
     await this.notifications.record([

@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { lectureKeys } from '../../src/redis/keys';
 import { AdmissionService } from '../../src/queue/admission.service';
+import { AutoEnroller } from '../../src/auto-enroll/auto-enroller';
 import { LineStore } from '../../src/line/line.store';
 import { createLecture, enroll, eventually, queueStatus } from '../helpers/api';
 import { inParallel } from '../helpers/http';
@@ -181,6 +182,17 @@ describe('Automatic enrollment (API.md v4)', () => {
     await eventually(async () => (await statusOf(more.id, 'sw')).status === 'NOT_QUEUED', 5000);
     expect((await statusOf(more.id, 'sw')).lastRefusal).toMatchObject({ code: 'CREDIT_LIMIT' });
     expect(await statusOf(into.id, 'sw')).toMatchObject({ status: 'WAITING', autoEnroll: true, lastRefusal: null }); // prettier-ignore
+  });
+
+  it('two give-ups of one place at once (a refusal and the limit, two instances): one leaves the line and mails', async () => {
+    const { id } = await createLecture(a.url, { capacity: 1, term: newTerm() });
+    expect((await autoJoin(id, 'ahead-gu', {})).status).toBe(201);
+    await admitAll(id);
+    expect((await autoJoin(id, 'gu')).body).toMatchObject({ status: 'WAITING', autoEnroll: true });
+    const refusal = { code: 'CREDIT_LIMIT', message: 'over the limit' };
+    await Promise.all([a, b].map((app) => app.app.get(AutoEnroller).giveUp(id, 'gu', refusal)));
+    expect(await statusOf(id, 'gu')).toMatchObject({ status: 'NOT_QUEUED', lastRefusal: refusal });
+    expect(await mails('gu')).toEqual([{ kind: 'GIVEN_UP', lecture_id: id }]);
   });
 
   it('a repeat join with a body sets or clears auto-enroll and keeps the place; one without keeps it', async () => {
