@@ -20,9 +20,9 @@
   ARGV[2+n .. 1+2n] their pre-queue members ('' once the lecture has opened)
 
   Output: { waiting, seatsLeft, rate, opened, state1, detail1, seq1, state2, ... } with state and
-  detail as join-17 answers them (ENROLLED, ADMITTED, LAPSED, PRE_QUEUED, WAITING,
+  detail as join-18 answers them (ENROLLED, ADMITTED, LAPSED, PRE_QUEUED, WAITING,
   NOT_QUEUED); rate ('' when too few admissions were seen) and seq as there; opened 1 when
-  the lecture's draw marker is there (as join-17's `opened`).
+  the lecture's draw marker is there (as join-18's `opened`).
   Errors: { -1 } when the lecture's facts are missing or incomplete (the caller rebuilds them)
 ]]
 local rcall = redis.call

@@ -11,35 +11,27 @@ const STUDENT_AUTO_TTL_MS = 14 * 24 * 3600_000;
  * Who the service enrolls itself (API.md v4), in Redis beside each lecture's line: a student's
  * settings while they have a place, the refusal that gave a place up until they join again,
  * and per student and term the lectures where they auto-enroll (what the credit limit gives
- * up). The only writer of those keys (src/redis/keys.ts).
+ * up). The settings themselves are set and cleared with the place, by the join and the leave
+ * scripts (line/line.store.ts); everything else of those keys is written here.
  */
 @Injectable()
 export class AutoEnrollStore {
   constructor(@InjectRedis() private readonly redis: RedisClient) {}
 
   /**
-   * Sets (settings) or clears (null) the student's auto-enroll in the lecture; `fresh`: a new
-   * join, which clears the last refusal too. Before the join script runs, so that an admission
-   * the join causes at once finds the settings.
+   * Notes the lecture among the student's auto-enrolling places of the term, before the join
+   * that sets the settings (join-18, in the lecture's own slot, which this set is not in): a
+   * seat committing meanwhile finds the place to judge at the limit. A note whose place never
+   * came, or went, gives nothing up: `gaveUp` acts only where the settings are.
    */
-  async set(
-    lectureId: number,
-    term: string,
-    studentId: string,
-    settings: AutoSettings | null,
-    fresh: boolean,
-  ): Promise<void> {
-    const k = lectureKeys(lectureId);
+  async notePlace(lectureId: number, term: string, studentId: string): Promise<void> {
     const mine = studentAutoKey(studentId, term);
-    const writes: Promise<unknown>[] = [];
-    if (settings) {
-      writes.push(this.redis.hset(k.auto, studentId, JSON.stringify(settings)));
-      writes.push(this.redis.sadd(mine, lectureId), this.redis.pexpire(mine, STUDENT_AUTO_TTL_MS));
-    } else {
-      writes.push(this.redis.hdel(k.auto, studentId), this.redis.srem(mine, lectureId));
-    }
-    if (fresh) writes.push(this.redis.hdel(k.auto, refusalField(studentId)));
-    await Promise.all(writes);
+    await Promise.all([this.redis.sadd(mine, lectureId), this.redis.pexpire(mine, STUDENT_AUTO_TTL_MS)]); // prettier-ignore
+  }
+
+  /** The place is gone (the leave script took its settings): not one to judge at the limit. */
+  async forgetPlace(lectureId: number, term: string, studentId: string): Promise<void> {
+    await this.redis.srem(studentAutoKey(studentId, term), lectureId);
   }
 
   /** Each student's settings (null: not auto-enrolling) and last refusal, in one read. */

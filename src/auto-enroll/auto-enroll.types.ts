@@ -10,3 +10,9 @@ export interface LastRefusal {
   message: string;
   conflictsWith?: number[];
 }
+
+/** What the status says of the service enrolling the student itself. */
+export interface AutoState {
+  autoEnroll: boolean;
+  lastRefusal: LastRefusal | null;
+}

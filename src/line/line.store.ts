@@ -9,6 +9,7 @@ import {
 import { InjectRedis } from '../redis/redis.token';
 import { ScriptError, isScriptError } from '../redis/script-commands';
 import type { QueueOrderFloor } from '../lectures/lecture.snapshots';
+import type { AutoSettings, LastRefusal } from '../auto-enroll/auto-enroll.types';
 import { watchConnectionEpochs } from './connection-epochs';
 import {
   AdmitResult,
@@ -69,8 +70,10 @@ export class LineStore {
   /**
    * The student's place; with `join`, joins at the back (or the pre-queue) first. `member` is
    * the student's pre-queue member ('' once the lecture has opened); `askRoom`: a new join
-   * says whether admitting now would admit (event admission). null: facts not in Redis. The
-   * answer carries no admission rate (`observedRate` fills it in).
+   * says whether admitting now would admit (event admission). `auto`: what a join's body says
+   * of auto-enroll (API.md v4) — the settings, null not to, undefined no body — applied in the
+   * step that makes or keeps the place (join-18). null: facts not in Redis. The answer carries
+   * no admission rate (`observedRate` fills it in).
    */
   async place(
     lectureId: number,
@@ -79,23 +82,26 @@ export class LineStore {
     member: string,
     askRoom = false,
     opening: WindowOpening = NO_WINDOW,
+    auto?: AutoSettings | null,
   ): Promise<Omit<Place, 'observedRate'> | null> {
     const k = lectureKeys(lectureId);
     const w = opening.window;
+    const body = auto === undefined ? '' : auto === null ? '-' : JSON.stringify(auto);
     const reply = await this.redis.join(
       k.queue, k.seq, k.ticket(studentId), k.inflight, k.enrolled, k.facts, k.tickets,
       k.prequeue, k.drawn, k.draw, k.wpre, k.wqueue, k.wopen, k.wdraws, k.wdrawn, k.wruns,
-      k.waitlisted, studentId, join ? '1' : '0', member, askRoom ? '1' : '0',
-      w?.name ?? '', w?.opensAt ?? 0, w?.member ?? '',
+      k.waitlisted, k.auto, studentId, join ? '1' : '0', member, askRoom ? '1' : '0',
+      w?.name ?? '', w?.opensAt ?? 0, w?.member ?? '', body,
     ); // prettier-ignore
     if (isScriptError(reply)) {
       // The lecture's data went (the facts with it): what was seen of its draw is forgotten.
       this.drawSeen.delete(lectureId);
       return null; // ScriptError.Missing
     }
-    const [state, detail, waiting, seatsLeft, created, room, seq, drew, opened] = reply;
+    const [state, detail, waiting, seatsLeft, created, room, seq, drew, opened, autoEnroll, refusal] = reply; // prettier-ignore
     if (opened === 1) this.drawSeen.set(lectureId, this.epoch);
     return {
+      auto: { autoEnroll: autoEnroll === 1, lastRefusal: parseRefusal(refusal) },
       state: state as PlaceState,
       position: state === 'WAITING' ? detail : null,
       ticketExpiresAt: state === 'ADMITTED' && detail > 0 ? detail : null,
@@ -168,7 +174,10 @@ export class LineStore {
     return shapeOf(await this.redis.positions(k.queue, k.gone, k.admitLog));
   }
 
-  /** Gives up the place (in the pre-queue too, given its member) and any unused ticket. */
+  /**
+   * Gives up the place (in the pre-queue too, given its member) and any unused ticket, and its
+   * auto-enroll settings with it (the last refusal stays for the student to read).
+   */
   async leave(
     lectureId: number,
     studentId: string,
@@ -177,7 +186,7 @@ export class LineStore {
     const k = lectureKeys(lectureId);
     const [left, gaveBack] = await this.redis.leave(
       k.queue, k.ticket(studentId), k.tickets, k.stats, k.gone, k.prequeue, k.wpre, k.wqueue,
-      k.waitlisted, studentId, member,
+      k.waitlisted, k.auto, studentId, member,
     ); // prettier-ignore
     return { left: left === 1, gaveBack: gaveBack === 1 };
   }
@@ -509,7 +518,7 @@ export class LineStore {
 
   /**
    * Which of these just-admitted students joined while no seat was left (the join marked them,
-   * join-17), taking them out of the mark: each is answered once, by the admission that admitted
+   * join-18), taking them out of the mark: each is answered once, by the admission that admitted
    * them. One round trip (a MULTI in the lecture's slot).
    */
   async waitlistedAmong(lectureId: number, studentIds: string[]): Promise<string[]> {
@@ -523,5 +532,15 @@ export class LineStore {
     for (const [err] of replies!) if (err) throw err;
     const marked = replies![0][1] as number[];
     return studentIds.filter((_, i) => marked[i] === 1);
+  }
+}
+
+/** A refusal as join-18 answers it (JSON, '' for none); unreadable reads as none. */
+function parseRefusal(text: string): LastRefusal | null {
+  if (!text) return null;
+  try {
+    return JSON.parse(text) as LastRefusal;
+  } catch {
+    return null;
   }
 }

@@ -1,4 +1,5 @@
 import type { PositionsReply } from '../redis/script-commands';
+import type { AutoState } from '../auto-enroll/auto-enroll.types';
 
 // What the line's scripts answer, typed: a student's place, the queue's shape for live
 // positions, and an admission's result.
@@ -32,6 +33,8 @@ export interface Place {
   drew: boolean;
   /** this call ran a registration window's draw of the lecture (record it too) */
   windowDrew?: boolean;
+  /** read with the place (API.md v4): it auto-enrolls, and why the last one was given up */
+  auto?: AutoState;
 }
 
 /**
@@ -94,6 +97,8 @@ export interface AdmitResult {
   drew: boolean;
   /** this call ran a registration window's draw of the lecture (record it too) */
   windowDrew?: boolean;
+  /** read with the place (API.md v4): it auto-enrolls, and why the last one was given up */
+  auto?: AutoState;
 }
 
 /** One enroll's hold in Redis: the student, and the deadline consume-5 set (ms) that names it. */

@@ -1,4 +1,4 @@
-import type { LastRefusal } from '../auto-enroll/auto-enroll.types';
+import type { AutoState } from '../auto-enroll/auto-enroll.types';
 import type { Place } from '../line/line.types';
 
 /** Why the service gave the student's place up (API.md v4). */
@@ -10,11 +10,7 @@ export class LastRefusalView {
   conflictsWith?: number[];
 }
 
-/** What the status says of the service enrolling the student itself. */
-export interface AutoState {
-  autoEnroll: boolean;
-  lastRefusal: LastRefusal | null;
-}
+export type { AutoState };
 
 export const NO_AUTO: AutoState = { autoEnroll: false, lastRefusal: null };
 

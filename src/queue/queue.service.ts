@@ -77,46 +77,16 @@ export class QueueService {
     { planned = false, auto }: { planned?: boolean; auto?: AutoSettings | null } = {},
   ): Promise<{ created: boolean; status: QueueStatusView }> {
     const facts = await this.facts.getPrimary(lectureId);
-    // Before the place: an admission the join causes at once (here or on another instance)
-    // must find them. A join then refused takes them out again.
-    if (auto) await this.auto.set(lectureId, facts.term, studentId, auto, false);
-    try {
-      const joined = await this.joinWith(facts, studentId, planned);
-      return { ...joined, status: await this.afterAuto(facts, studentId, joined, auto) };
-    } catch (err) {
-      if (auto && !(err instanceof AppError && err.code === 'UNAVAILABLE')) {
-        await this.auto.set(lectureId, facts.term, studentId, null, false).catch(() => undefined);
-      }
-      throw err;
-    }
-  }
-
-  /**
-   * The join's answer with what it says of auto-enroll: a new join clears the last refusal,
-   * and settings left from an earlier place (a new join without a body does not auto-enroll);
-   * a repeat join's body sets them (null clears).
-   */
-  private async afterAuto(
-    facts: LectureFacts,
-    studentId: string,
-    joined: { created: boolean; status: QueueStatusView },
-    auto: AutoSettings | null | undefined,
-  ): Promise<QueueStatusView> {
-    const [had] = await this.auto.of(facts.id, [studentId]);
-    let state: AutoState = { autoEnroll: had.settings !== null, lastRefusal: had.lastRefusal };
-    const stale = joined.created && auto === undefined && had.settings !== null;
-    if (stale || (joined.created && had.lastRefusal) || auto === null) {
-      await this.auto.set(facts.id, facts.term, studentId, auto ?? null, joined.created);
-      state = { autoEnroll: auto != null, lastRefusal: joined.created ? null : had.lastRefusal };
-    }
-    this.autoKnown.set(facts.id, studentId, state.autoEnroll);
-    return { ...joined.status, autoEnroll: state.autoEnroll, lastRefusal: state.lastRefusal };
+    // The settings are set by the join script itself, with the place (join-18).
+    if (auto) await this.auto.notePlace(lectureId, facts.term, studentId);
+    return this.joinWith(facts, studentId, planned, auto);
   }
 
   private async joinWith(
     facts: LectureFacts,
     studentId: string,
     planned: boolean,
+    auto: AutoSettings | null | undefined,
   ): Promise<{ created: boolean; status: QueueStatusView }> {
     const lectureId = facts.id;
     // Who may register (API.md v4): HOLD and the student's window before the lecture's own
@@ -136,7 +106,7 @@ export class QueueService {
     if (isClosed(facts)) throw closed();
     const join = this.admittedWhileJoining.start(lectureId, studentId);
     try {
-      let place = await this.placeOf(facts, studentId, true, opening);
+      let place = await this.placeOf(facts, studentId, true, opening, auto);
       if (place.state === 'FULL') throw new AppError('FULL', 'no seat is left');
       if (place.state === 'NOT_OPEN') throw notOpen();
       if (place.created && place.state === 'PRE_QUEUED' && opening.window) {
@@ -238,13 +208,9 @@ export class QueueService {
     studentId: string,
   ): Promise<{ status: QueueStatusView; seq: number | null }> {
     const facts = await this.facts.getPrimary(lectureId);
-    // Both reads at once: the auto-enroll state rides on the same round trip.
-    const [place, [auto]] = await Promise.all([
-      this.placeOf(facts, studentId, false),
-      this.auto.of(lectureId, [studentId]),
-    ]);
+    const place = await this.placeOf(facts, studentId, false);
     if (place.state !== 'ENROLLED' && isClosed(facts)) throw closed();
-    return { status: this.view(lectureId, place, facts, this.known(lectureId, studentId, auto)), seq: place.seq }; // prettier-ignore
+    return { status: this.view(lectureId, place, facts), seq: place.seq };
   }
 
   /**
@@ -268,7 +234,7 @@ export class QueueService {
     return places.map((p, i) => {
       if (p.state === 'LAPSED') return null;
       const place: Place = { ...p, created: false, roomToAdmit: false, drew: false };
-      const auto = this.known(lectureId, studentIds[i], autos[i]);
+      const auto = this.known(lectureId, studentIds[i], place, autos[i]);
       return { status: this.view(lectureId, place, facts, auto), seq: place.seq };
     });
   }
@@ -333,7 +299,7 @@ export class QueueService {
     const member = await this.memberFor(facts, studentId);
     const [{ left, gaveBack }] = await Promise.all([
       this.line.leave(lectureId, studentId, member),
-      this.auto.set(lectureId, facts.term, studentId, null, false),
+      this.auto.forgetPlace(lectureId, facts.term, studentId),
     ]);
     this.autoKnown.set(lectureId, studentId, false);
     if (left || gaveBack) await this.channel.studentsChanged(lectureId, [studentId]);
@@ -370,6 +336,7 @@ export class QueueService {
     studentId: string,
     join: boolean,
     opening?: WindowOpening,
+    auto?: AutoSettings | null,
   ): Promise<Place> {
     const lectureId = facts.id;
     const member = await this.memberFor(facts, studentId);
@@ -378,7 +345,7 @@ export class QueueService {
     const read = async () => {
       // A read may run the draw, which hands out queue numbers: the order's floor must hold.
       if (!this.line.orderHeld(lectureId)) await this.fence.hold(lectureId);
-      return this.line.place(lectureId, studentId, join, member, askRoom, opening);
+      return this.line.place(lectureId, studentId, join, member, askRoom, opening, auto);
     };
     let place = await read();
     if (!place) {
@@ -400,6 +367,8 @@ export class QueueService {
     if (!place) {
       throw new AppError('UNAVAILABLE', 'the queue state could not be rebuilt; try again');
     }
+    // Remembered for the streams' pushes built without a read.
+    if (place.auto) this.autoKnown.set(lectureId, studentId, place.auto.autoEnroll);
     const observedRate = place.state === 'WAITING' ? await this.rates.of(lectureId) : null;
     return { ...place, observedRate };
   }
@@ -414,23 +383,29 @@ export class QueueService {
     return '';
   }
 
+  /** The status; auto-enroll as given, else as read with the place. */
   private view(
     lectureId: number,
     place: Place,
     facts: LectureFacts,
-    auto: AutoState = NO_AUTO,
+    auto?: AutoState,
   ): QueueStatusView {
     const nominal = facts.batchSize / (this.config.admission.intervalMs / 1000);
-    return toQueueStatusView(lectureId, place, nominal, auto);
+    return toQueueStatusView(lectureId, place, nominal, auto ?? place.auto ?? NO_AUTO);
   }
 
-  /** The auto-enroll state as read, remembered for the streams' pushes built without a read. */
+  /**
+   * The auto-enroll state as read beside the place (settings count only with a place, as
+   * join-18 answers them), remembered for the streams' pushes built without a read.
+   */
   private known(
     lectureId: number,
     studentId: string,
+    place: Place,
     read: { settings: AutoSettings | null; lastRefusal: AutoState['lastRefusal'] },
   ): AutoState {
-    const autoEnroll = read.settings !== null;
+    const placed = ['PRE_QUEUED', 'WAITING', 'ADMITTED'].includes(place.state);
+    const autoEnroll = placed && read.settings !== null;
     this.autoKnown.set(lectureId, studentId, autoEnroll);
     return { autoEnroll, lastRefusal: read.lastRefusal };
   }

@@ -183,7 +183,9 @@ export const KEY_OWNERS: Record<
   admitLog: [LINE],
   grants: [LINE],
   admissions: [LINE, LOG],
-  auto: [AUTO],
+  // The settings live with the place: the join and leave scripts set and clear them in the
+  // step that makes or ends it (join-18, leave-10); the rest is the auto-enroll store's.
+  auto: [AUTO, LINE],
   waitingLectures: [LINE],
   windowDraws: [LINE],
   loggedLectures: [LOG],

@@ -19,8 +19,8 @@ export function isScriptError<T extends unknown[]>(
   return reply.length === 1;
 }
 
-/** join-17.lua: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened } */
-export type JoinReply = [string, number, number, number, number, number, number, number, number];
+/** join-18.lua: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened, auto, refusal } */
+export type JoinReply = [string, number, number, number, number, number, number, number, number, number, string]; // prettier-ignore
 /** admit-18.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew } */
 export type AdmitReply = [number, number, number, number, number, string[], number, number];
 /** places-9.lua: { waiting, seatsLeft, rate, opened, ...state, detail, seq per student } */
@@ -36,15 +36,13 @@ type Key10 = [Key, Key, Key, Key, Key, Key, Key, Key, Key, Key];
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     join(
-      ...keysAndArgs: [...Key10, Key, Key, Key, Key, Key, Key, Key, ...Arg[]]
+      ...keysAndArgs: [...Key10, Key, Key, Key, Key, Key, Key, Key, Key, ...Arg[]]
     ): Result<JoinReply | [ScriptError.Missing], Context>;
     observedRate(key: Key): Result<string, Context>;
     admit(
       ...keysAndArgs: [...Key10, Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
     ): Result<AdmitReply | [ScriptError.Missing], Context>;
-    leave(
-      ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
-    ): Result<[number, number], Context>;
+    leave(...keysAndArgs: [...Key10, Arg, Arg]): Result<[number, number], Context>;
     drawWindows(...keys: [...Key10, Key, Key]): Result<(number | string)[], Context>;
     moveWindows(key: Key, ...windowsAndOpenings: Arg[]): Result<number, Context>;
     positions(...keysAndArgs: [Key, Key, Key]): Result<PositionsReply, Context>;

@@ -239,7 +239,10 @@ describe('Event-driven admission', () => {
     // (Redis then expires it and announces it at once); the bound only has to tell the event
     // from the cron, 60 s away. The bench measures the speed.
     await sleep(Math.max(0, expiresAt - Date.now()) + 20);
-    await eventually(async () => (await ctx.redis.exists(lectureKeys(id).ticket('sleepy'))) === 0, 2000);
+    await eventually(
+      async () => (await ctx.redis.exists(lectureKeys(id).ticket('sleepy'))) === 0,
+      2000,
+    );
     const waited = await admittedAfter(a.url, id, 'next', expiresAt, 5000);
     expect(waited).toBeLessThan(5000);
     expect((await queueStatus(a.url, id, 'sleepy')).body.status).toBe('NOT_QUEUED');

@@ -4,7 +4,7 @@ import { lectureKeys } from '../../src/redis/keys';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { AutoEnroller } from '../../src/auto-enroll/auto-enroller';
 import { LineStore } from '../../src/line/line.store';
-import { createLecture, enroll, eventually, queueStatus } from '../helpers/api';
+import { createLecture, enroll, eventually, queueStatus, sleep } from '../helpers/api';
 import { inParallel } from '../helpers/http';
 import { databaseUrl } from '../helpers/pg';
 import { startedServer } from '../helpers/server-process';
@@ -206,6 +206,31 @@ describe('Automatic enrollment (API.md v4)', () => {
     expect(plain.body).toMatchObject({ position: 1, autoEnroll: true });
     expect((await autoJoin(id, 'rp', { autoEnroll: false })).body).toMatchObject({ position: 1, autoEnroll: false }); // prettier-ignore
     expect((await statusOf(id, 'rp')).autoEnroll).toBe(false);
+  });
+
+  it('settings left from an earlier place are never used: a new join without a body admitted at once is not enrolled', async () => {
+    // An instance admitting on events: a join finding room admits at once.
+    const events = await ctx.startApp({ admission: { intervalMs: 60_000, mode: 'pubsub' } });
+    const { id } = await createLecture(a.url, { capacity: 2, term: newTerm() });
+    // What a place that ended without a leave (its ticket lapsed, the lecture closed) leaves.
+    await ctx.redis.hset(lectureKeys(id).auto, 'stale', '{}');
+    const joined = await request(events.url).post(`/lectures/${id}/queue`).set(studentHeaders('stale')); // prettier-ignore
+    // The join's own event admission admits them in the answer: before the fix the admission
+    // found the old settings and enrolled them, before the join cleared them.
+    expect(joined.body).toMatchObject({ status: 'ADMITTED', autoEnroll: false });
+    await sleep(1000); // an auto-enroll takes milliseconds
+    expect(await rows(id)).toEqual([]);
+    expect(await statusOf(id, 'stale')).toMatchObject({ status: 'ADMITTED', autoEnroll: false });
+  });
+
+  it('a join with a body from a student already ENROLLED sets nothing', async () => {
+    const { id } = await createLecture(a.url, { capacity: 2, term: newTerm() });
+    expect((await autoJoin(id, 'held-e')).status).toBe(201);
+    await admitAll(id);
+    await eventually(async () => (await statusOf(id, 'held-e')).status === 'ENROLLED', 5000);
+    const again = await autoJoin(id, 'held-e');
+    expect(again.body).toMatchObject({ status: 'ENROLLED', autoEnroll: false });
+    expect(await ctx.redis.hexists(lectureKeys(id).auto, 'held-e')).toBe(0);
   });
 
   it('bad bodies are VALIDATION_FAILED and change nothing', async () => {

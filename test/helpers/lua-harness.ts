@@ -7,6 +7,9 @@ import { uniqueName } from './pg';
 import { deleteRedisPrefix } from './redis';
 import { TEST_REDIS_URL } from './test-context';
 
+/** The place part of join-18's answer: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened } */
+export type PlaceReply = [string, number, number, number, number, number, number, number, number];
+
 /** A Redis connection with every script defined, under a key prefix of its own. */
 export class LuaHarness {
   readonly redis: Redis;
@@ -47,13 +50,30 @@ export class LuaHarness {
   }
 
   /**
-   * The join script: a student's place, joining first when `join` is set; `member` is the
+   * The join script's place (its first nine answers; `joinWith` for all): a student's place, joining first when `join` is set; `member` is the
    * student's pre-queue member (see DrawSeeds), '' for none; `askRoom` as event admission asks.
    */
-  place(
+  async place(
     id: number,
     student: string,
     join: boolean,
+    member = '',
+    askRoom = true,
+    window: { name: string; opensAt: number; member: string } | null = null,
+  ): Promise<PlaceReply | [ScriptError]> {
+    const reply = await this.joinWith(id, student, join, '', member, askRoom, window);
+    return reply.length === 1 ? reply : (reply.slice(0, 9) as PlaceReply);
+  }
+
+  /**
+   * The join script's whole answer, the place and its auto-enroll (`auto`, ARGV[8]: settings
+   * as JSON, '-' not to, '' no body).
+   */
+  joinWith(
+    id: number,
+    student: string,
+    join: boolean,
+    auto: string,
     member = '',
     askRoom = true,
     window: { name: string; opensAt: number; member: string } | null = null,
@@ -62,8 +82,8 @@ export class LuaHarness {
     return this.redis.join(
       k.queue, k.seq, k.ticket(student), k.inflight, k.enrolled, k.facts, k.tickets,
       k.prequeue, k.drawn, k.draw, k.wpre, k.wqueue, k.wopen, k.wdraws, k.wdrawn, k.wruns,
-      k.waitlisted, student, join ? '1' : '0', member, askRoom ? '1' : '0',
-      window?.name ?? '', window?.opensAt ?? 0, window?.member ?? '',
+      k.waitlisted, k.auto, student, join ? '1' : '0', member, askRoom ? '1' : '0',
+      window?.name ?? '', window?.opensAt ?? 0, window?.member ?? '', auto,
     ); // prettier-ignore
   }
 
@@ -72,7 +92,7 @@ export class LuaHarness {
     const k = lectureKeys(id);
     return this.redis.leave(
       k.queue, k.ticket(student), k.tickets, k.stats, k.gone, k.prequeue, k.wpre, k.wqueue,
-      k.waitlisted, student, member,
+      k.waitlisted, k.auto, student, member,
     ); // prettier-ignore
   }
 

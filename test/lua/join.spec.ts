@@ -1,15 +1,15 @@
 import { lectureKeys } from '../../src/redis/keys';
-import { JoinReply, ScriptError } from '../../src/redis/script-commands';
+import { ScriptError } from '../../src/redis/script-commands';
 import { positionIn, shapeOf } from '../../src/line/line.types';
 import { LineStore } from '../../src/line/line.store';
 import type { RedisClient } from '../../src/redis/redis-client';
-import { LuaHarness } from '../helpers/lua-harness';
+import { LuaHarness, PlaceReply } from '../helpers/lua-harness';
 
-describe('join-17.lua', () => {
+describe('join-18.lua', () => {
   let h: LuaHarness;
   let id = 100;
   let k: ReturnType<typeof lectureKeys>;
-  const place = (s: string, join: boolean) => h.place(id, s, join) as Promise<JoinReply>;
+  const place = (s: string, join: boolean) => h.place(id, s, join) as Promise<PlaceReply>;
 
   beforeAll(async () => (h = await LuaHarness.create()));
   afterAll(() => h.close());
@@ -112,6 +112,38 @@ describe('join-17.lua', () => {
     expect(await h.redis.zcard(k.queue)).toBe(0);
   });
 
+  it('auto-enroll settings live with the place: set by the join that makes it, kept or changed by a repeat, cleared once ENROLLED; a refused join changes nothing', async () => {
+    await h.setFacts(id, { seatsLeft: 1, waitlist: 0 });
+    const auto = (s: string, join: boolean, body: string) =>
+      h.joinWith(id, s, join, body).then((r) => r.slice(-2));
+    const settings = JSON.stringify({ sections: [7] });
+    // Left from an earlier place (a lapsed ticket's), with the refusal of a place before it.
+    await h.redis.hset(k.auto, 'a', '{}', 'a!', '{"code":"HOLD","message":"m"}');
+    expect(await auto('a', false, '')).toEqual([0, '{"code":"HOLD","message":"m"}']); // no place
+    // A new place without a body: no auto-enroll, and the refusal is forgotten.
+    expect(await auto('a', true, '')).toEqual([0, '']);
+    expect(await h.redis.hgetall(k.auto)).toEqual({});
+    expect(await auto('a', true, settings)).toEqual([1, '']); // a repeat with a body sets
+    expect(await h.redis.hget(k.auto, 'a')).toBe(settings);
+    expect(await auto('a', true, '')).toEqual([1, '']); // one without keeps
+    expect(await auto('a', true, '-')).toEqual([0, '']); // '-' clears
+    // A new place with a body takes it in the same step.
+    expect(await auto('b', true, '{}')).toEqual([1, '']);
+    // A join refused FULL sets nothing.
+    await h.setFacts(id, { seatsLeft: 0, waitlist: 0 }, 2);
+    expect((await h.joinWith(id, 'c', true, '{}'))[0]).toBe('FULL');
+    expect(await h.redis.hexists(k.auto, 'c')).toBe(0);
+    // ENROLLED: nothing left to enroll; a body is not kept.
+    await h.redis.zrem(k.queue, 'b');
+    await h.redis.sadd(k.enrolled, 'b');
+    expect(await auto('b', true, '{}')).toEqual([0, '']);
+    expect(await h.redis.hexists(k.auto, 'b')).toBe(0);
+    // A leave takes the settings, not the refusal.
+    await h.redis.hset(k.auto, 'a', '{}', 'a!', '{"code":"X","message":"m"}');
+    expect(await h.leave(id, 'a')).toEqual([1, 0]);
+    expect(await h.redis.hgetall(k.auto)).toEqual({ 'a!': '{"code":"X","message":"m"}' });
+  });
+
   it('tells a new join whether there is room to admit (tickets and enrolls in flight below both limits)', async () => {
     await h.setFacts(id, { maxActiveTickets: 2, seatsLeft: 10 });
     expect((await place('a', true))[5]).toBe(1);
@@ -149,7 +181,7 @@ describe('join-17.lua', () => {
   });
 });
 
-describe('leave-9 and positions-3: live positions from sequence numbers', () => {
+describe('leave-10 and positions-3: live positions from sequence numbers', () => {
   let h: LuaHarness;
   let id = 300;
   let k: ReturnType<typeof lectureKeys>;

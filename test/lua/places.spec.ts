@@ -1,14 +1,13 @@
 import { lectureKeys } from '../../src/redis/keys';
-import { JoinReply } from '../../src/redis/script-commands';
-import { LuaHarness } from '../helpers/lua-harness';
+import { LuaHarness, PlaceReply } from '../helpers/lua-harness';
 
 const member = (digit: string, student: string) => `${digit.repeat(64)}:${student}`;
 
 /**
  * places-9 reads many students' places at once (live streams' batched re-read): each must be
- * exactly what join-17 answers that student when only reading.
+ * exactly what join-18 answers that student when only reading.
  */
-describe('places-9: many places in one call, each as join-17 reads it', () => {
+describe('places-9: many places in one call, each as join-18 reads it', () => {
   let h: LuaHarness;
   let id = 900;
   beforeAll(async () => (h = await LuaHarness.create()));
@@ -22,12 +21,12 @@ describe('places-9: many places in one call, each as join-17 reads it', () => {
       students.length, ...students, ...members,
     )) as (string | number)[]; // prettier-ignore
     const one = await Promise.all(
-      students.map((s, i) => h.place(id, s, false, members[i]) as Promise<JoinReply>),
+      students.map((s, i) => h.place(id, s, false, members[i]) as Promise<PlaceReply>),
     );
     return { batch, one };
   }
 
-  it('agrees with join-17 for the waiting, admitted, in-flight, enrolled and not queued', async () => {
+  it('agrees with join-18 for the waiting, admitted, in-flight, enrolled and not queued', async () => {
     await h.setFacts(id, { capacity: 10, seatsLeft: 10, batchSize: 2, maxActiveTickets: 2 });
     await h.joinAll(id, ['a', 'b', 'c', 'd']);
     await h.admit(id, 'tick'); // a and b admitted
@@ -68,7 +67,7 @@ describe('places-9: many places in one call, each as join-17 reads it', () => {
     expect(await h.redis.exists(k.draw)).toBe(0);
   });
 
-  it('answers the missing facts as join-17 does', async () => {
+  it('answers the missing facts as join-18 does', async () => {
     const k = lectureKeys(id);
     expect(
       await h.redis.places(k.queue, k.inflight, k.enrolled, k.facts, k.admitLog, k.prequeue, k.draw, k.ticketPrefix, k.wpre, 0), // prettier-ignore

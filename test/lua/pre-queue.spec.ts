@@ -1,15 +1,15 @@
 import { lectureKeys } from '../../src/redis/keys';
-import { JoinReply } from '../../src/redis/script-commands';
-import { LuaHarness } from '../helpers/lua-harness';
+import { LuaHarness, PlaceReply } from '../helpers/lua-harness';
 
 // A pre-queue member as DrawSeeds makes it: 64 hex digits (the HMAC), ':', the student.
 const member = (hmacDigit: string, student: string) => `${hmacDigit.repeat(64)}:${student}`;
 
-describe('the pre-queue and the draw (join-17, admit-18, includes/draw.lua)', () => {
+describe('the pre-queue and the draw (join-18, admit-18, includes/draw.lua)', () => {
   let h: LuaHarness;
   let id = 700;
   let k: ReturnType<typeof lectureKeys>;
-  const place = (s: string, join: boolean, m = '') => h.place(id, s, join, m) as Promise<JoinReply>;
+  const place = (s: string, join: boolean, m = '') =>
+    h.place(id, s, join, m) as Promise<PlaceReply>;
   const opensIn = (ms: number, preQueueMinutes = 10) =>
     h.setFacts(id, { opensAt: Date.now() + ms, preQueueMinutes });
 

@@ -2,7 +2,7 @@ import { lectureKeys } from '../../src/redis/keys';
 import { LineStore } from '../../src/line/line.store';
 import { LuaHarness } from '../helpers/lua-harness';
 
-describe('leave-9, consume-5, give-back-4, regrant-3, lapsed-1, end-holds-1', () => {
+describe('leave-10, consume-5, give-back-4, regrant-3, lapsed-1, end-holds-1', () => {
   let h: LuaHarness;
   let id = 200;
   let k: ReturnType<typeof lectureKeys>;

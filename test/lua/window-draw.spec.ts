@@ -1,12 +1,11 @@
 import { lectureKeys } from '../../src/redis/keys';
-import { JoinReply } from '../../src/redis/script-commands';
-import { LuaHarness } from '../helpers/lua-harness';
+import { LuaHarness, PlaceReply } from '../helpers/lua-harness';
 
 // A window's pre-queue member as RegistrationService makes it: '<window>|<HMAC hex>:<student>'.
 const member = (window: string, hmacDigit: string, student: string) =>
   `${window}|${hmacDigit.repeat(64)}:${student}`;
 
-describe("registration windows' pre-queues and draws (join-17, draw-windows-12, leave-9, places-9)", () => {
+describe("registration windows' pre-queues and draws (join-18, draw-windows-12, leave-10, places-9)", () => {
   let h: LuaHarness;
   let id = 900;
   let k: ReturnType<typeof lectureKeys>;
@@ -19,9 +18,9 @@ describe("registration windows' pre-queues and draws (join-17, draw-windows-12, 
     m = member(window, digit, s),
   ) =>
     // prettier-ignore
-    h.place(id, s, true, '', false, { name: window, opensAt, member: m }) as Promise<JoinReply>;
-  const join = (s: string) => h.place(id, s, true, '', false) as Promise<JoinReply>;
-  const read = (s: string) => h.place(id, s, false, '', false) as Promise<JoinReply>;
+    h.place(id, s, true, '', false, { name: window, opensAt, member: m }) as Promise<PlaceReply>;
+  const join = (s: string) => h.place(id, s, true, '', false) as Promise<PlaceReply>;
+  const read = (s: string) => h.place(id, s, false, '', false) as Promise<PlaceReply>;
   const sweep = () =>
     h.redis.drawWindows(
       k.queue, k.seq, k.facts, k.prequeue, k.drawn, k.draw, k.wpre, k.wqueue, k.wopen, k.wdraws,

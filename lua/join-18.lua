@@ -2,7 +2,7 @@
   Reads a student's place in a lecture's queue and, when asked, joins them at the back.
   Reading and joining share one script so both see one consistent state: a student is never
   seen between the queue and a ticket. Every call on the hot path: each Redis call here is
-  counted (a first join makes 11 or 12 of them, a waiting student's read 4; a join onto the
+  counted (a first join makes 14 or 15 of them, a waiting student's read 5; a join onto the
   waitlist 2 more).
 
   KEYS[1] queue     sorted set: student -> join sequence number
@@ -18,6 +18,8 @@
   KEYS[11..16] wpre, wqueue, wopen, wdraws, wdrawn, wruns: the registration windows'
            pre-queues of the lecture and their draws (see includes/window-draw.lua)
   KEYS[17] waitlisted  set of the students queued by a join that found no seat left
+  KEYS[18] auto     hash: student -> their auto-enroll settings (JSON), '<student>!' -> the
+                    refusal that last gave their place up (API.md v4)
 
   ARGV[1] student id
   ARGV[2] '1' to join when not already present, '0' to only read
@@ -29,6 +31,15 @@
   ARGV[6] that window's opensAt (ms), as the caller knows the windows now
   ARGV[7] the student's member of that window's pre-queue, '<window>|<HMAC hex>:<student>'
           ('' when the caller, by its clock, found the window open already)
+  ARGV[8] with ARGV[2] = '1', what the join's body says of auto-enroll (API.md v4): the
+          settings (JSON) to enroll the student with when admitted, '-' not to, '' no body
+
+  Auto-enroll settings live with the place, so they are set and cleared in this same step:
+  an admission the join causes at once (on any instance) finds them, and none is ever read
+  from an earlier place. A new place takes the body's settings (none without a body) and
+  forgets the last refusal; a repeat join with a body changes them, without keeps them; a
+  join finding the student ENROLLED clears them (nothing is left to enroll); a refused join
+  changes nothing.
 
   Waitlists (API.md v4): a join into the queue that finds no seat left is still queued while
   fewer than the facts' `waitlist` students wait (the whole queue counts), and marked in
@@ -42,7 +53,7 @@
   [opensAt - preQueueMs, opensAt) has begun; from opensAt on, the draw runs first (once), so
   a join a moment after opening still goes behind every drawn student.
 
-  Output: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened }
+  Output: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened, auto, refusal }
     state 'ENROLLED' | 'ADMITTED' (detail: the ticket's expiry in ms since the epoch, as granted;
           0 while its enroll is in flight) | 'WAITING' (detail: 1-based position)
           | 'PRE_QUEUED' | 'NOT_QUEUED' | 'FULL' (join refused: no seat left, and the waitlist
@@ -60,6 +71,8 @@
             caller, by a clock ahead of it, brought no member to pre-queue them with
     opened 1 when this call saw the draw marker (the lecture has opened and was drawn: no
           pre-queue member is needed for it again); 0 when it did not look
+    auto  1 when the student has a place (PRE_QUEUED, WAITING, ADMITTED) that auto-enrolls
+    refusal  the refusal that last gave their place up (JSON), '' for none
   The admission rate is not read here: every waiting student's answer would pay for it, and
   the service keeps each lecture's, read at most once a second (observed-rate-1.lua).
   Errors: { -1 } when the lecture's facts are missing or incomplete (the caller rebuilds them)
@@ -78,8 +91,27 @@ local seats = seatsLeft
 if f[5] and f[5] ~= '' then seats = math.min(seats, tonumber(f[5])) end
 
 local drew, opened = 0, 0
+local placed = { PRE_QUEUED = true, WAITING = true, ADMITTED = true }
+local refusalField = student .. '!'
+-- The join's auto-enroll settings applied to the place it answers, and what they are now.
+local function autoOf(state, created)
+  local body = ARGV[8]
+  if ARGV[2] == '1' then
+    if created == 1 then
+      rcall('HDEL', KEYS[18], refusalField)
+      if body ~= '' and body ~= '-' then rcall('HSET', KEYS[18], student, body) else rcall('HDEL', KEYS[18], student) end
+    elseif placed[state] then
+      if body == '-' then rcall('HDEL', KEYS[18], student) elseif body ~= '' then rcall('HSET', KEYS[18], student, body) end
+    elseif state == 'ENROLLED' then
+      rcall('HDEL', KEYS[18], student)
+    end
+  end
+  local v = rcall('HMGET', KEYS[18], student, refusalField)
+  return (v[1] and placed[state]) and 1 or 0, v[2] or ''
+end
 local function answer(state, detail, created, room, seq, waiting)
-  return { state, detail, waiting or rcall('ZCARD', KEYS[1]), seatsLeft, created, room or 0, seq or 0, drew, opened }
+  local auto, refusal = autoOf(state, created)
+  return { state, detail, waiting or rcall('ZCARD', KEYS[1]), seatsLeft, created, room or 0, seq or 0, drew, opened, auto, refusal }
 end
 local function waitingAt(seq)
   return answer('WAITING', rcall('ZRANK', KEYS[1], student) + 1, 0, 0, tonumber(seq))

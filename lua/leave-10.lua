@@ -15,6 +15,8 @@
   KEYS[7] wpre     hash: student -> member, the students in a window's pre-queue
   KEYS[8] wqueue   the windows' pre-queues (see includes/window-draw.lua)
   KEYS[9] waitlisted  set of the students queued by a join that found no seat left
+  KEYS[10] auto    hash: student -> auto-enroll settings; they go with the place (API.md v4),
+                   the last refusal ('<student>!') stays for the student to read
 
   ARGV[1] student id
   ARGV[2] the student's pre-queue member, or '' when the lecture has opened
@@ -52,6 +54,7 @@ if seq then
   local head = rcall('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   if #head == 0 then rcall('DEL', KEYS[5]) else rcall('ZREMRANGEBYSCORE', KEYS[5], '-inf', '(' .. head[2]) end
 end
+rcall('HDEL', KEYS[10], ARGV[1])
 local gave = rcall('DEL', KEYS[2])
 rcall('ZREM', KEYS[3], ARGV[1])
 if gave == 1 then rcall('HINCRBY', KEYS[4], 'givenBack', 1) end
