@@ -171,6 +171,8 @@ export class SeatTransactions {
         enrollStatementSql(id, [request], this.config.maxCredits, { sections }),
         factsOfSql([id, ...sections]),
         otherPrimariesSql([id, from], touching),
+        // Last: the mail of a swap the service made itself, rolled back with a swap undone.
+        ...autoEnrolledMailSql(id, request.auto ? [request.studentId] : []),
       ],
       ([locked, , , held, freedSections, freedRows, enrolled, after, others]) => {
         if (!held.rows[0].ok) return { commit: false, value: { kind: 'RETRY' } };

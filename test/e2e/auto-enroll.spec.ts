@@ -184,6 +184,21 @@ describe('Automatic enrollment (API.md v4)', () => {
     expect(await statusOf(into.id, 'sw')).toMatchObject({ status: 'WAITING', autoEnroll: true, lastRefusal: null }); // prettier-ignore
   });
 
+  it('an automatic swap is mailed as ENROLLED with its seat; the seat it left is given back', async () => {
+    const term = newTerm();
+    const [from, into] = await Promise.all(
+      [5, 5].map(() => createLecture(a.url, { capacity: 5, term, courseCode: 'ASW100' })),
+    );
+    expect((await autoJoin(from.id, 'asw', {})).status).toBe(201);
+    await admitAll(from.id);
+    expect((await enroll(a.url, from.id, 'asw')).status).toBe(201);
+    expect((await autoJoin(into.id, 'asw', { autoEnroll: true, swapFrom: from.id })).status).toBe(201); // prettier-ignore
+    await admitAll(into.id);
+    await eventually(async () => (await statusOf(into.id, 'asw')).status === 'ENROLLED', 5000);
+    expect(await statusOf(from.id, 'asw')).toMatchObject({ status: 'NOT_QUEUED', seatsLeft: 5 });
+    expect(await mails('asw')).toEqual([{ kind: 'ENROLLED', lecture_id: into.id }]);
+  });
+
   it('two give-ups of one place at once (a refusal and the limit, two instances): one leaves the line and mails', async () => {
     const { id } = await createLecture(a.url, { capacity: 1, term: newTerm() });
     expect((await autoJoin(id, 'ahead-gu', {})).status).toBe(201);
