@@ -1,10 +1,12 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AppError } from '../common/error-codes';
+import { isInfraError } from '../common/infra-errors';
 import { EnrollService } from '../enroll/enroll.service';
 import { LectureFacts } from '../lectures/lecture-facts';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { AdmissionChannel } from '../news/admission-channel';
 import { NotificationsService } from '../notifications/notifications.service';
+import type { NewNotification } from '../notifications/notification.types';
 import { AdmissionService } from '../queue/admission.service';
 import { QueueService } from '../queue/queue.service';
 import { LineStore } from '../line/line.store';
@@ -84,22 +86,44 @@ export class AutoEnroller implements OnApplicationBootstrap {
    */
   private async waitlistAdmitted(lectureId: number, students: string[], autos: string[]) {
     if (students.length === 0) return;
-    const waitlisted = (await this.line.waitlistedAmong(lectureId, students)).filter(
-      (s) => !autos.includes(s),
-    );
-    if (waitlisted.length === 0) return;
-    const { ticketTtlSeconds } = await this.facts.get(lectureId);
-    const until = new Date(Date.now() + ticketTtlSeconds * 1000).toISOString();
-    const title = (await this.fit.titleOf(lectureId)) || `lecture ${lectureId}`;
-    await this.notifications.record(
-      waitlisted.map((studentId) => ({
-        studentId,
-        kind: 'ADMITTED' as const,
-        lectureId,
-        subject: `A seat in ${title} is yours to take`,
-        text: `A seat came back in lecture ${lectureId} (${title}), which you joined while it was full: enroll before your ticket expires at ${until}.`, // prettier-ignore
-      })),
-    );
+    const marked = await this.line.waitlistedAmong(lectureId, students);
+    const waitlisted = marked.filter((s) => !autos.includes(s));
+    if (waitlisted.length > 0) {
+      const { ticketTtlSeconds } = await this.facts.get(lectureId);
+      const until = new Date(Date.now() + ticketTtlSeconds * 1000).toISOString();
+      const title = await this.titleOf(lectureId);
+      await this.recordMails(
+        waitlisted.map((studentId) => ({
+          studentId,
+          kind: 'ADMITTED' as const,
+          lectureId,
+          subject: `A seat in ${title} is yours to take`,
+          text: `A seat came back in lecture ${lectureId} (${title}), which you joined while it was full: enroll before your ticket expires at ${until}.`, // prettier-ignore
+        })),
+      );
+    }
+    // Only now: a fault above leaves the marks, not a lost mail.
+    await this.line.unmarkWaitlisted(lectureId, marked);
+  }
+
+  /**
+   * Records mails outside a seat transaction, tried again on a store fault (as an enroll is)
+   * rather than lost: the place they tell of is already given up or granted.
+   */
+  private async recordMails(items: NewNotification[]): Promise<void> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await this.notifications.record(items);
+      } catch (err) {
+        if (!isInfraError(err) || tries >= FAULT_TRIES) throw err;
+        await pause(FAULT_PAUSE_MS * tries);
+      }
+    }
+  }
+
+  private async titleOf(lectureId: number): Promise<string> {
+    const title = await this.fit.titleOf(lectureId).catch(() => '');
+    return title || `lecture ${lectureId}`;
   }
 
   /**
@@ -113,6 +137,12 @@ export class AutoEnroller implements OnApplicationBootstrap {
     this.running.add(key);
     try {
       for (let tries = 1; ; tries++) {
+        if (tries > 1) {
+          // The student may have changed their settings (or left) while the fault lasted.
+          const [now] = await this.store.autoAmong(lectureId, [studentId]);
+          if (!now) return;
+          settings = now.settings;
+        }
         try {
           await this.enrollments.enroll(lectureId, studentId, { ...settings, auto: true });
           const lecture = await this.facts.get(lectureId);
@@ -123,7 +153,7 @@ export class AutoEnroller implements OnApplicationBootstrap {
           if (err.code === 'NO_TICKET') return;
           if (err.code === 'UNAVAILABLE') {
             if (tries >= FAULT_TRIES) return; // the ticket (or the hold's recovery) stays theirs
-            await new Promise((r) => setTimeout(r, FAULT_PAUSE_MS * tries));
+            await pause(FAULT_PAUSE_MS * tries);
             continue;
           }
           await this.giveUp(lectureId, studentId, refusalOf(err));
@@ -146,8 +176,8 @@ export class AutoEnroller implements OnApplicationBootstrap {
     const lecture = await this.facts.get(lectureId);
     if (!(await this.store.gaveUp(lectureId, lecture.term, studentId, refusal))) return;
     await this.queue.leave(lectureId, studentId);
-    const title = (await this.fit.titleOf(lectureId)) || `lecture ${lectureId}`;
-    await this.notifications.record([
+    const title = await this.titleOf(lectureId);
+    await this.recordMails([
       {
         studentId,
         kind: 'GIVEN_UP',
@@ -181,6 +211,8 @@ export class AutoEnroller implements OnApplicationBootstrap {
     }
   }
 }
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What the student is told of a refusal: the rule's words, without the ticket's fate. */
 function refusalOf(err: AppError): LastRefusal {

@@ -518,20 +518,18 @@ export class LineStore {
 
   /**
    * Which of these just-admitted students joined while no seat was left (the join marked them,
-   * join-18), taking them out of the mark: each is answered once, by the admission that admitted
-   * them. One round trip (a MULTI in the lecture's slot).
+   * join-18). Only read: the admission that admitted them takes the marks out once their mails
+   * are recorded (unmarkWaitlisted), so a fault in between loses no mail.
    */
   async waitlistedAmong(lectureId: number, studentIds: string[]): Promise<string[]> {
     if (studentIds.length === 0) return [];
-    const key = lectureKeys(lectureId).waitlisted;
-    const replies = await this.redis
-      .multi()
-      .smismember(key, ...studentIds)
-      .srem(key, ...studentIds)
-      .exec();
-    for (const [err] of replies!) if (err) throw err;
-    const marked = replies![0][1] as number[];
+    const marked = await this.redis.smismember(lectureKeys(lectureId).waitlisted, ...studentIds);
     return studentIds.filter((_, i) => marked[i] === 1);
+  }
+
+  /** Their admission is answered (its mails recorded): the marks go. */
+  async unmarkWaitlisted(lectureId: number, studentIds: string[]): Promise<void> {
+    if (studentIds.length > 0) await this.redis.srem(lectureKeys(lectureId).waitlisted, ...studentIds); // prettier-ignore
   }
 }
 

@@ -40,7 +40,7 @@ function keysOf(lectureId: number) {
      *  other than from its head */
     gone: `${tag}:gone`,
     /** set of the students queued by a join that found no seat left (API.md v4, waitlists),
-     *  until admitted (LineStore.waitlistedAmong) or gone from the queue */
+     *  until their admission is answered (LineStore.unmarkWaitlisted) or gone from the queue */
     waitlisted: `${tag}:waitlisted`,
     /** sorted set, all scores 0: '<HMAC hex>:<student>' of each pre-queued student (HMAC order) */
     prequeue: `${tag}:prequeue`,

@@ -4,6 +4,8 @@ import { lectureKeys } from '../../src/redis/keys';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { AutoEnroller } from '../../src/auto-enroll/auto-enroller';
 import { LineStore } from '../../src/line/line.store';
+import { EnrollService } from '../../src/enroll/enroll.service';
+import { AppError } from '../../src/common/error-codes';
 import { createLecture, enroll, eventually, queueStatus, sleep } from '../helpers/api';
 import { inParallel } from '../helpers/http';
 import { databaseUrl } from '../helpers/pg';
@@ -246,6 +248,30 @@ describe('Automatic enrollment (API.md v4)', () => {
     const again = await autoJoin(id, 'held-e');
     expect(again.body).toMatchObject({ status: 'ENROLLED', autoEnroll: false });
     expect(await ctx.redis.hexists(lectureKeys(id).auto, 'held-e')).toBe(0);
+  });
+
+  it("a fault's retry reads the settings again: a student who turned auto-enroll off meanwhile is not enrolled", async () => {
+    const { id } = await createLecture(a.url, { capacity: 2, term: newTerm() });
+    expect((await autoJoin(id, 'turned')).status).toBe(201);
+    // The first auto-enroll meets a fault; while it lasts, the student turns auto-enroll off.
+    const service = a.app.get(EnrollService);
+    const enrollFor = service.enroll.bind(service);
+    const spy = jest.spyOn(service, 'enroll').mockImplementationOnce(async () => {
+      expect((await autoJoin(id, 'turned', { autoEnroll: false })).body).toMatchObject({ status: 'ADMITTED', autoEnroll: false }); // prettier-ignore
+      throw new AppError('UNAVAILABLE', 'the database is unreachable; try again');
+    });
+    try {
+      await admitAll(id);
+      await eventually(async () => spy.mock.calls.length >= 1, 5000);
+      await sleep(1500); // the retries are 250 ms, 500 ms, … apart
+      expect(await rows(id)).toEqual([]);
+      expect(await statusOf(id, 'turned')).toMatchObject({ status: 'ADMITTED', autoEnroll: false });
+      // Their own enroll takes the ticket.
+      spy.mockImplementation(enrollFor);
+      expect((await enroll(a.url, id, 'turned')).status).toBe(201);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('bad bodies are VALIDATION_FAILED and change nothing', async () => {

@@ -12,6 +12,7 @@ import {
 import { call } from '../helpers/http';
 import { SseClient, SseEvent } from '../helpers/sse';
 import { RunningApp, TestContext } from '../helpers/test-context';
+import { NotificationsService } from '../../src/notifications/notifications.service';
 import { adminHeaders, studentHeaders, tokenFor } from '../helpers/tokens';
 
 type Status = { lectureId: number; status: string; position: number | null; seatsLeft: number };
@@ -156,6 +157,35 @@ describe('Waitlists (API.md v4)', () => {
     // A leave takes the mark with the place.
     expect((await request(b.url).delete(`/lectures/${id}/queue`).set(studentHeaders('D'))).status).toBe(204); // prettier-ignore
     expect(await ctx.redis.sismember(lectureKeys(id).waitlisted, 'D')).toBe(0);
+  });
+
+  it("a PostgreSQL fault while recording a waitlisted student's ADMITTED mail loses no mail", async () => {
+    const id = await fullLecture('WF1', 1);
+    expect((await join(a.url, id, 'WF2')).body).toMatchObject({ status: 'WAITING', seatsLeft: 0 }); // prettier-ignore
+    // The first record, on whichever instance admits, fails as a connection cut mid-query would.
+    const cut = Object.assign(new Error('Connection terminated unexpectedly'), {
+      code: 'ECONNRESET',
+    });
+    let failed = 0;
+    const spies = [a, b].map((x) => {
+      const service = x.app.get(NotificationsService);
+      const record = service.record.bind(service);
+      return jest.spyOn(service, 'record').mockImplementation(async (items) => {
+        if (failed++ === 0) throw cut;
+        return record(items);
+      });
+    });
+    try {
+      expect((await cancelEnrollment(b.url, id, 'WF1')).status).toBe(204);
+      await eventually(async () => (await queueStatus(a.url, id, 'WF2')).body.status === 'ADMITTED', 5000); // prettier-ignore
+      const mailed = () =>
+        ctx.sql(`SELECT 1 FROM notification WHERE student_id = 'WF2' AND kind = 'ADMITTED' AND lecture_id = $1`, [id]); // prettier-ignore
+      await eventually(async () => (await mailed()).length === 1, 5000);
+      expect(failed).toBeGreaterThanOrEqual(2);
+      expect(await ctx.redis.sismember(lectureKeys(id).waitlisted, 'WF2')).toBe(0);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
   });
 
   it('a waitlist raised by PATCH is followed by the next join on every instance', async () => {

@@ -88,15 +88,17 @@ describe('join-18.lua', () => {
     expect((await h.redis.smembers(k.waitlisted)).sort()).toEqual(['b', 'd']);
   });
 
-  it('the mark goes with a leave, and with the admission that takes it (waitlistedAmong)', async () => {
+  it('the mark goes with a leave, and once the admission that took it is answered (waitlistedAmong, unmarkWaitlisted)', async () => {
     await h.setFacts(id, { seatsLeft: 0, waitlist: 5 });
     await h.joinAll(id, ['a', 'b', 'c']);
     expect(await h.leave(id, 'b')).toEqual([1, 0]);
     expect((await h.redis.smembers(k.waitlisted)).sort()).toEqual(['a', 'c']);
     const line = new LineStore(h.redis as RedisClient);
     expect(await line.waitlistedAmong(id, ['x', 'c', 'a'])).toEqual(['c', 'a']);
+    expect(await line.waitlistedAmong(id, ['a'])).toEqual(['a']); // only read
+    await line.unmarkWaitlisted(id, ['c', 'a']);
     expect(await h.redis.exists(k.waitlisted)).toBe(0);
-    expect(await line.waitlistedAmong(id, ['a'])).toEqual([]); // answered once
+    expect(await line.waitlistedAmong(id, ['a'])).toEqual([]);
     expect(await line.waitlistedAmong(id, [])).toEqual([]);
   });
 
