@@ -11,6 +11,9 @@ import type { NodemailerError, SMTPPoolSentMessageInfo, Transporter } from 'node
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { notificationSentKey } from '../redis/keys';
+import type { RedisClient } from '../redis/redis-client';
+import { InjectRedis } from '../redis/redis.token';
 import { isInfraError } from '../common/infra-errors';
 import { DEFAULT_MAIL_FROM } from '../config/load-config';
 import type { Meeting } from '../lectures/meetings';
@@ -31,6 +34,8 @@ const SEND_DEADLINE_MS = 60_000;
 /** The backoff of a failed send: 1 s, doubled per failure, at most 30 s. */
 export const BACKOFF_FIRST_MS = 1000;
 export const BACKOFF_MAX_MS = 30_000;
+/** How long a mail accepted but not recorded as sent is remembered in Redis (a week). */
+const SENT_MARK_SECONDS = 7 * 24 * 3600;
 /** On shutdown, sends in flight get this long to finish before they are cut off. */
 const SHUTDOWN_GRACE_MS = 5000;
 /**
@@ -77,11 +82,16 @@ export class NotificationSender implements OnApplicationBootstrap, OnModuleDestr
   /** The pool's own queries: TypeORM's answer to an UPDATE … RETURNING is not its rows. */
   private readonly pool: Pool;
 
+  /** the domain of MAIL_FROM, for the mails' Message-IDs */
+  private readonly domain: string;
+
   constructor(
     @InjectDataSource() db: DataSource,
+    @InjectRedis() private readonly redis: RedisClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.from = config.mail?.from ?? DEFAULT_MAIL_FROM;
+    this.domain = /@([^>\s]+)>?\s*$/.exec(this.from)?.[1] ?? 'localhost';
     this.pool = (db.driver as unknown as { master: Pool }).master;
   }
 
@@ -164,12 +174,27 @@ export class NotificationSender implements OnApplicationBootstrap, OnModuleDestr
   /** Claims up to BATCH due mails and sends them; returns how many it claimed. */
   private async sendDue(): Promise<number> {
     const claimed = (await this.pool.query<Claimed>(CLAIM_SQL, [BATCH, LEASE_MS])).rows;
+    const sent = await this.sentBefore(claimed);
+    if (sent.length > 0) await this.pool.query(SENT_SQL, [sent]);
+    const due = claimed.filter((n) => !sent.includes(n.id));
     // Every send settles before the round ends (none left running into a shutdown).
-    const failed = (await Promise.allSettled(claimed.map((n) => this.sendOne(n)))).find(
+    const failed = (await Promise.allSettled(due.map((n) => this.sendOne(n)))).find(
       (r) => r.status === 'rejected',
     );
     if (failed) throw failed.reason;
     return claimed.length;
+  }
+
+  /**
+   * The claimed mails a sender already had accepted while PostgreSQL could not record it (its
+   * lease ran out meanwhile): marked in Redis then. Redis failing too, they are sent again.
+   */
+  private async sentBefore(claimed: Claimed[]): Promise<string[]> {
+    if (claimed.length === 0) return [];
+    const marks = await this.redis
+      .mget(...claimed.map((n) => notificationSentKey(n.id)))
+      .catch((): null[] => claimed.map(() => null));
+    return claimed.filter((_, i) => marks[i] !== null).map((n) => n.id);
   }
 
   private async sendOne(n: Claimed): Promise<void> {
@@ -186,6 +211,9 @@ export class NotificationSender implements OnApplicationBootstrap, OnModuleDestr
         from: this.from,
         to: n.email,
         subject: n.subject,
+        // One id per notification: a mail sent twice all the same (a sender cut off between
+        // the server's answer and both stores) is one message to the mailbox that dedupes.
+        messageId: `<notification.${n.id}@${this.domain}>`,
         text,
         signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(SEND_DEADLINE_MS)]),
       });
@@ -198,8 +226,12 @@ export class NotificationSender implements OnApplicationBootstrap, OnModuleDestr
     try {
       await this.pool.query(SENT_SQL, [[n.id]]);
     } catch (err) {
-      // Accepted: never sent again by this instance; written with the next round.
+      // Accepted: never sent again by this instance (written with its next round), nor by
+      // another that claims it once the lease has run out (the mark in Redis).
       this.unrecorded.add(n.id);
+      await this.redis
+        .set(notificationSentKey(n.id), '1', 'EX', SENT_MARK_SECONDS)
+        .catch(() => undefined);
       throw err;
     }
   }

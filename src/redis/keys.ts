@@ -136,6 +136,16 @@ export function studentAutoKey(studentId: string, term: string): string {
   return `{student:${studentId}}:auto:${term}`;
 }
 
+/**
+ * String, kept a week: the mail server accepted notification `id`, whose `sent_at` PostgreSQL
+ * could not take then (API.md v4, each mail once). A sender that claims the row later records it
+ * sent instead of sending it again. One hash tag, so a batch's markers are read in one MGET.
+ * Written by notifications/notification.sender.ts only.
+ */
+export function notificationSentKey(id: string): string {
+  return `{notifications}:sent:${id}`;
+}
+
 /** The consumer group that copies admission streams into PostgreSQL. */
 export const ADMISSION_LOG_GROUP = 'pg-copier';
 
@@ -158,7 +168,8 @@ export const KEY_OWNERS: Record<
   | 'loggedLectures'
   | 'studentLines'
   | 'studentAuto'
-  | 'termRecords',
+  | 'termRecords'
+  | 'notificationSent',
   string[]
 > = {
   facts: [FACTS],
@@ -192,6 +203,7 @@ export const KEY_OWNERS: Record<
   studentLines: [LINE],
   studentAuto: [AUTO],
   termRecords: [REGISTRATION],
+  notificationSent: ['notifications/notification.sender.ts'],
 };
 
 /** Families a file passes to its scripts only to read them: the line admits within the seats. */

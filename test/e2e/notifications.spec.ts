@@ -3,7 +3,8 @@ import { sign } from 'jsonwebtoken';
 import { SMTPServer } from 'smtp-server';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { NO_ADDRESS } from '../../src/notifications/notification.sender';
+import type { Pool } from 'pg';
+import { NO_ADDRESS, NotificationSender } from '../../src/notifications/notification.sender';
 import { NewNotification, notificationsInsert } from '../../src/notifications/notification.types';
 import { NotificationsService } from '../../src/notifications/notifications.service';
 import { AdmissionService } from '../../src/queue/admission.service';
@@ -399,6 +400,43 @@ describe('Notifications with two sending instances over one database', () => {
     expect(new Set(subjects).size).toBe(20);
     for (const [i, item] of items.entries()) {
       expect(sink.to(`mail ${i}`).map((m) => m.to)).toEqual([[`${item.studentId}@uni.example`]]);
+    }
+  });
+
+  it("a mail accepted while its sender's PostgreSQL was down past the lease is not sent again by another", async () => {
+    await seeAddress(ctx, a, 'cut', 'cut@uni.example');
+    // a's sender cannot write sent_at (its PostgreSQL is unreachable from here on) ...
+    const pool = (a.app.get(NotificationSender) as unknown as { pool: Pool }).pool;
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+    const spy = jest.spyOn(pool, 'query').mockImplementation(((
+      text: unknown,
+      ...rest: unknown[]
+    ) => {
+      if (typeof text === 'string' && text.includes('SET sent_at')) {
+        return Promise.reject(Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' })); // prettier-ignore
+      }
+      return query(text, ...rest);
+    }) as never);
+    // ... and b sends nothing until the row is a's.
+    const bSender = b.app.get(NotificationSender) as unknown as { sendDue: () => Promise<number> };
+    const bSend = jest.spyOn(bSender, 'sendDue').mockResolvedValue(0);
+    try {
+      const subject = 'accepted once';
+      await a.app.get(NotificationsService).record([notice('cut', subject)]);
+      await eventually(async () => sink.to(subject).length === 1, DELIVERY_MS);
+      const [row] = await ctx.sql<{ id: string }>('SELECT id::text FROM notification WHERE subject = $1', [subject]); // prettier-ignore
+      expect(sink.to(subject)[0].raw).toMatch(new RegExp(`^Message-ID: <notification\\.${row.id}@uni\\.example>`, 'im')); // prettier-ignore
+      // Its lease runs out while a still cannot write (as 120 s of an outage would): b claims it.
+      await ctx.sql(`UPDATE notification SET claimed_until = now() - interval '1 second' WHERE id = $1`, [row.id]); // prettier-ignore
+      bSend.mockRestore();
+      await eventually(async () => (await rowsOf(ctx, subject))[0].sent_at !== null, DELIVERY_MS);
+      // Past one more round of b: still one mail.
+      await b.app.get(NotificationsService).record([notice('cut', 'after the lease')]);
+      await eventually(async () => sink.to('after the lease').length === 1, DELIVERY_MS);
+      expect(sink.to(subject)).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+      bSend.mockRestore();
     }
   });
 });
