@@ -2,7 +2,8 @@
 // The stampede benchmark: recreates the first seconds of a lecture's opening on this
 // machine and reports every figure beside a reference measured in the same run.
 //   npm run bench -- [--students 5000] [--seats 500] [--mode pubsub,keyspace,cron] [--json FILE]
-//   npm run bench -- --term [--term-students 5000]   (a whole term's registration morning alone)
+//   npm run bench -- --term [--term-students 5000]   (a whole term's registration morning alone,
+//                                          then again with Join all auto-enrolling; --no-auto: not)
 //   npm run bench -- --term --windows 4   (the same morning, then again in 4 registration windows
 //                                          by cohort, one opening after another; the default run
 //                                          does both scaled down, in --windows N or 4)
@@ -27,7 +28,7 @@ const { openStreams } = require('./scenarios/open-streams');
 const { preQueueOpening } = require('./scenarios/pre-queue');
 const { termMorning } = require('./scenarios/term-morning');
 const { termWindows } = require('./scenarios/term-windows');
-const { termTable, windowsTable } = require('./lib/term-report');
+const { termTable, windowsTable, autoTable } = require('./lib/term-report');
 const { snapshotNodeArgs } = require('./lib/service-memory');
 const { startNodeArgs } = require('./lib/start-command');
 const { hotPath } = require('./scenarios/hot-path');
@@ -283,6 +284,15 @@ async function termMain() {
       nodeArgs: snapshotNodeArgs(),
     },
   );
+  // The same morning with every student's Join all auto-enrolling (API.md v4), in a service of
+  // its own (unless --no-auto).
+  let auto = null;
+  if (!opt['no-auto']) {
+    log(`registration morning, Join all auto-enrolling: ${students} students, mode ${MODE}`);
+    auto = await withService(MODE, (api, admin) =>
+      termMorning(api, admin, { students, restMs: 15_000, auto: true }),
+    );
+  }
   // --windows: the same students' morning again in windows by cohort, in a service of its own.
   let inWindows = null;
   if (opt.windows) {
@@ -298,13 +308,15 @@ async function termMain() {
   const pgTps = pg.available ? pg.best : null;
   const report = termTable(morning, pgTps);
   const windows = inWindows && windowsTable(inWindows, morning, pgTps);
+  const autos = auto && autoTable(auto, morning, pgTps);
   process.stdout.write(
     `Mode ${MODE}, Redis ${opt.redis}, ${new Date().toISOString()}\n${report.table}\n` +
+      (autos ? `\n${autos.table}\n` : '') +
       (windows ? `\n${windows.table}\n` : ''),
   );
-  const ok = report.ok && (!windows || windows.ok);
-  const ratios = { ...report.ratios, ...windows?.ratios };
-  if (opt.json) writeFileSync(opt.json, JSON.stringify({ term: morning, termWindows: inWindows, pgbench: pg, ratios, ok }, null, 2)); // prettier-ignore
+  const ok = report.ok && (!windows || windows.ok) && (!autos || autos.ok);
+  const ratios = { ...report.ratios, ...windows?.ratios, ...autos?.ratios };
+  if (opt.json) writeFileSync(opt.json, JSON.stringify({ term: morning, termAuto: auto, termWindows: inWindows, pgbench: pg, ratios, ok }, null, 2)); // prettier-ignore
   if (!ok) {
     log('an invariant check failed');
     process.exitCode = 1;

@@ -45,7 +45,7 @@ function drawPlan(rnd, weights) {
  * 120 pre-queue minutes) and `n` students `<prefix><i>`, each with a plan of five. Nobody has
  * joined or opened a stream yet. `opensAt`: when the lectures open (default an hour from now).
  */
-async function setUpMorning(api, admin, { term, n, prefix, opensAt = Date.now() + LATER_MS }) {
+async function setUpMorning(api, admin, { term, n, prefix, opensAt = Date.now() + LATER_MS, auto = false }) { // prettier-ignore
   await setTermLimit(api, admin, term, HOLD * CREDITS);
   const seats = Math.max(1, Math.round((0.6 * n * PLAN) / LECTURES));
   const lectures = [];
@@ -82,12 +82,15 @@ async function setUpMorning(api, admin, { term, n, prefix, opensAt = Date.now() 
   for (const s of students) s.rank = new Map(s.plan.map((id, r) => [id, r]));
   return {
     term,
+    // Join all with autoEnroll (API.md v4): the service enrolls each ticket; the student only
+    // watches (autoStatus). Else each student acts as the page makes them (onStatus).
+    auto,
     lectures,
     seats,
     students,
     slotOf: new Map(lectures.map((l, i) => [l.id, i % SLOTS])),
     // frames: status frames the students' streams received, all told
-    run: { enrolls: 0, swaps: 0, leaves: 0, refusals: {}, settled: 0, retries: 0, frames: 0 },
+    run: { enrolls: 0, swaps: 0, leaves: 0, refusals: {}, settled: 0, retries: 0, frames: 0, reopened: 0 },
   };
 }
 
@@ -101,17 +104,7 @@ async function planAndOpenPages(api, m) {
   for (let i = 0; i < m.students.length; i += STREAMS_OPEN_IN_CHUNKS_OF) {
     await Promise.all(
       m.students.slice(i, i + STREAMS_OPEN_IN_CHUNKS_OF).map(async (s) => {
-        s.stream = await openStream(
-          api.url,
-          `/me/terms/${m.term}/events`,
-          s.token,
-          (event, data) => {
-            if (event !== 'status') return;
-            m.run.frames += 1;
-            s.frames += 1;
-            onStatus(api, m, s, data);
-          },
-        );
+        await openPage(api, m, s);
         if (s.stream.status === 200) opened.streams += 1;
         else opened.refused += 1;
       }),
@@ -120,14 +113,45 @@ async function planAndOpenPages(api, m) {
   return opened;
 }
 
+/**
+ * The page's term stream (web/src/term-live.ts): opened, and once the service ends it (nothing
+ * left to wait for) or answers 204, opened again as the page does — after RECHECK_MS while the
+ * student waits in a lecture with no seat left (a seat given back admits them, and nothing else
+ * would tell the page), else after 5, 10, 20 … 60 s. Without this a student admitted after their
+ * stream ended held the ticket until it expired, and the queue behind them with it.
+ */
+const RECHECK_MS = 5_000;
+const MAX_RECHECK_MS = 60_000;
+async function openPage(api, m, s) {
+  s.stream = await openStream(api.url, `/me/terms/${m.term}/events`, s.token, (event, data) => {
+    if (event !== 'status') return;
+    m.run.frames += 1;
+    s.frames += 1;
+    onStatus(api, m, s, data);
+  });
+  if (s.stream.status !== 200 && s.stream.status !== 204) return; // refused: counted by the caller
+  const stream = s.stream;
+  void stream.ended.then(async () => {
+    if (m.closing || s.stream !== stream) return;
+    const waitingForASeat = [...(s.last ?? new Map()).values()].includes('WAITING/0');
+    const wait = waitingForASeat ? RECHECK_MS : (s.recheck ??= RECHECK_MS);
+    if (!waitingForASeat) s.recheck = Math.min(wait * 2, MAX_RECHECK_MS);
+    await sleep(wait);
+    if (m.closing || s.stream !== stream) return;
+    m.run.reopened += 1;
+    await openPage(api, m, s);
+  });
+}
+
 /** Join all, before opening: every student's plan pre-queued (anything else is an error). */
 async function joinAllPreQueued(api, m) {
   const n = m.students.length;
   const [c0, u0] = await stores.redisCost(REDIS_URL);
   const t0 = now();
   const ms = [];
+  const body = m.auto ? { autoEnroll: true } : undefined;
   await inTurns(m.students, CALLS_AT_ONCE, async (s) => {
-    const res = await api.request('POST', `/me/terms/${m.term}/plan/queue`, s.token);
+    const res = await api.request('POST', `/me/terms/${m.term}/plan/queue`, s.token, { body });
     ms.push(res.ms);
     if (res.status !== 200 || res.body.items.some((i) => i.status !== 'PRE_QUEUED')) {
       throw new Error(`join all: ${res.status} ${JSON.stringify(res.body)}`);
@@ -173,6 +197,7 @@ async function closePages(api, admin, m) {
     const key = `${s.last?.get(id) ?? 'nothing'} → ${now}`;
     unsettled[key] = (unsettled[key] ?? 0) + 1;
   });
+  m.closing = true;
   for (const s of m.students) s.stream.close();
   const stats = await Promise.all(
     m.lectures.map((l) => adminJson(api, admin, 'GET', `/lectures/${l.id}/stats`, undefined, 200)),
@@ -211,14 +236,18 @@ function outcomes(m, { admitted, unsettled }, pg) {
     fullLectures: pg.fullLectures,
     lastSeatSeconds: pg.lastSeatMs === null ? null : pg.lastSeatMs / 1000,
     admitted,
-    enrolls: run.enrolls,
+    // Auto-enrolling students send no enroll: the rows are theirs.
+    enrolls: m.auto ? pg.rows : run.enrolls,
     swaps: run.swaps,
     leaves: run.leaves,
     refusals: run.refusals,
     unsettled,
     enrollRetries: run.retries,
-    wasted: admitted - run.enrolls,
-    invariants: { ...pg.violations, rowsVsAnswers: pg.rows - (run.enrolls - run.swaps) },
+    // term streams the pages opened again after the service ended them (as the page does)
+    streamsReopened: run.reopened,
+    wasted: admitted - (m.auto ? pg.rows : run.enrolls),
+    grantToSeat: pg.grantToSeat,
+    invariants: { ...pg.violations, ...(m.auto ? {} : { rowsVsAnswers: pg.rows - (run.enrolls - run.swaps) }) }, // prettier-ignore
   };
 }
 
@@ -227,6 +256,7 @@ function onStatus(api, m, s, st) {
   const id = st.lectureId;
   (s.last ??= new Map()).set(id, `${st.status}${st.seatsLeft === 0 ? '/0' : ''}`);
   if (st.status === 'ADMITTED' && s.firstTicketAt === null) s.firstTicketAt = Date.now();
+  if (m.auto) return autoStatus(m.run, s, st);
   if (!s.rank.has(id) || s.busy.has(id)) return;
   if (s.settled.has(id)) {
     // Admitted after the student's timetable was final (a seat came back to a lecture they saw
@@ -246,6 +276,26 @@ function onStatus(api, m, s, st) {
   if (st.seatsLeft === 0 && st.status !== 'ADMITTED') return settle(m.run, s, id, 'full');
   // A ticket lapsed (never here: the student enrolls at once) or a place lost: nothing to wait for.
   if (st.status === 'NOT_QUEUED' && Date.now() > s.opensAt) settle(m.run, s, id, 'lost');
+}
+
+/**
+ * An auto-enrolling student's place, as their page shows it: the service enrolls each ticket
+ * and gives up what a rule refuses or the limit leaves no room for; the student does nothing.
+ */
+function autoStatus(run, s, st) {
+  const id = st.lectureId;
+  if (!s.rank.has(id)) return;
+  if (st.status === 'ENROLLED') {
+    s.held.add(id);
+    return settle(run, s, id, 'held');
+  }
+  if (st.status === 'NOT_QUEUED' && st.lastRefusal) {
+    const code = st.lastRefusal.code;
+    if (!s.settled.has(id)) run.refusals[code] = (run.refusals[code] ?? 0) + 1;
+    return settle(run, s, id, `given up: ${code}`);
+  }
+  if (st.status === 'WAITING' && st.seatsLeft === 0) return settle(run, s, id, 'full');
+  if (st.status === 'NOT_QUEUED' && Date.now() > s.opensAt) settle(run, s, id, 'lost');
 }
 
 async function act(api, m, s, id) {

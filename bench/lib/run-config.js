@@ -26,6 +26,8 @@ const { values: opt } = parseArgs({
     term: { type: 'boolean', default: false },
     'term-students': { type: 'string' },
     windows: { type: 'string' },
+    // --term: the morning again with Join all auto-enrolling (--no-auto: not)
+    'no-auto': { type: 'boolean', default: false },
     'hot-path': { type: 'boolean', default: false },
     'hot-requests': { type: 'string' },
     catalog: { type: 'boolean', default: false },

@@ -180,7 +180,19 @@ async function termFigures(dbUrl, term, t0) {
       [term],
     );
     const last = rows[0].last === null ? null : Number(rows[0].last) - t0;
-    return { violations, rows: rows[0].rows, lastSeatMs: last, fullLectures: rows[0].full };
+    // From each seat's grant (the admission log, by its queue number) to its commit (ms).
+    const grants = await c.query(
+      `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
+              percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99, count(*)::int AS n
+         FROM (SELECT extract(epoch FROM e.enrolled_at) * 1000 - max(a.stream_ms) AS ms
+                 FROM enrollment e JOIN admission a
+                   ON a.lecture_id = e.lecture_id AND a.student_id = e.student_id AND a.queue_seq = e.queue_seq
+                WHERE e.term = $1 GROUP BY e.lecture_id, e.student_id, e.enrolled_at) x`,
+      [term],
+    );
+    const g = grants.rows[0];
+    const grantToSeat = { p50: g.p50 === null ? null : Number(g.p50), p99: g.p99 === null ? null : Number(g.p99), n: g.n }; // prettier-ignore
+    return { violations, rows: rows[0].rows, lastSeatMs: last, fullLectures: rows[0].full, grantToSeat }; // prettier-ignore
   });
 }
 

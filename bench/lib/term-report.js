@@ -200,4 +200,73 @@ function memoryRows(t) {
   ];
 }
 
-module.exports = { termTable, windowsTable };
+/**
+ * The morning with Join all auto-enrolling (API.md v4) beside the page-clicking morning of the
+ * same run (`page`, or null), each figure against seats ÷ pgbench of the same run.
+ */
+function autoTable(a, page, pgbenchTps) {
+  const seatsOverPg = (t) => (pgbenchTps ? t.seatsTaken / pgbenchTps : null);
+  const over = (x, t) => (x !== null && seatsOverPg(t) ? x / seatsOverPg(t) : null);
+  const both = (fn) => [fn(a), page ? fn(page) : 'n/a'];
+  const fill = over(a.lastSeatSeconds, a);
+  const final = a.finalSeconds.settled === a.students ? over(a.finalSeconds.p99, a) : null;
+  const within = (m) => m.rssMb !== null && m.rssMb <= 300;
+  const broken = violations(a.invariants);
+  const rows = [
+    ['figure', 'Join all, auto-enrolling', 'page-clicking students (same run)', 'reference (same run)', 'target'], // prettier-ignore
+    ['---', '---:', '---:', '---:', '---'],
+    [
+      'opening → last seat taken (s); ÷ seats ÷ pgbench',
+      ...both((t) => `${f(t.lastSeatSeconds, 2)}; ${f(over(t.lastSeatSeconds, t), 2)}`),
+      `${f(seatsOverPg(a), 2)} s = ${a.seatsTaken} seats ÷ pgbench`,
+      `≤ 1: ${mark(fill === null ? null : fill <= 1)}`,
+    ],
+    [
+      "students' opening → final timetable p50 / p99 (s); p99 ÷ seats ÷ pgbench",
+      ...both((t) => `${f(t.finalSeconds.p50, 2)} / ${f(t.finalSeconds.p99, 2)}; ${f(over(t.finalSeconds.p99, t), 2)} (${t.finalSeconds.settled} of ${t.students} settled)`), // prettier-ignore
+      '',
+      `≤ 1: ${mark(final === null ? null : final <= 1)}`,
+    ],
+    [
+      'grant → seat committed p50 / p99 (ms)',
+      ...both((t) => (t.grantToSeat ? `${f(t.grantToSeat.p50)} / ${f(t.grantToSeat.p99)} (n=${t.grantToSeat.n})` : 'n/a')), // prettier-ignore
+      '',
+      `auto p99 ≤ 1000: ${mark(a.grantToSeat?.p99 == null ? null : a.grantToSeat.p99 <= 1000)}`,
+    ],
+    [
+      'admissions wasted (granted, never used: given back, expired or refused)',
+      ...both((t) => `${t.wasted} of ${t.admitted} (${f(pct(t.admitted > 0 ? t.wasted / t.admitted : null), 2)} %)`), // prettier-ignore
+      `refused: ${JSON.stringify(a.refusals)}`,
+      `0: ${mark(a.wasted === 0)}`,
+    ],
+    [
+      'seats taken; places unsettled at the end',
+      ...both((t) => `${t.seatsTaken}; ${JSON.stringify(t.unsettled)}`),
+      '',
+      '',
+    ],
+    [
+      'invariants 1–3, 5–10 in PostgreSQL after the run (violations)',
+      ...both((t) => `${violations(t.invariants)} (${Object.entries(t.invariants).map(([k, n]) => `${k} ${n}`).join(', ')})`), // prettier-ignore
+      '',
+      `0: ${broken === 0 ? 'met' : '**FAILED**'}`,
+    ],
+    [
+      'service RSS with every stream open / at the end (MB)',
+      ...both((t) => `${f(t.memory.streamsOpen.rssMb)} / ${f(t.memory.atEnd.rssMb)}`),
+      '',
+      `≤ 300 at both: ${mark(within(a.memory.streamsOpen) && within(a.memory.atEnd))}`,
+    ],
+    ['status frames received per second from the opening, all streams', ...both((t) => f(t.framesPerSecond)), '', ''], // prettier-ignore
+  ];
+  const header =
+    `Registration morning with Join all auto-enrolling: ${a.students} students, the same lectures, seats and plans as ` +
+    `the page-clicking morning, in a service of its own\n\n`;
+  return {
+    table: header + rows.map((row) => `| ${row.join(' | ')} |`).join('\n'),
+    ratios: { autoFillVsPgbench: fill, autoFinalP99VsPgbench: final, autoWasted: a.wasted },
+    ok: broken === 0,
+  };
+}
+
+module.exports = { termTable, windowsTable, autoTable };
