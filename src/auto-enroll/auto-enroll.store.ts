@@ -78,24 +78,23 @@ export class AutoEnrollStore {
   }
 
   /**
-   * The place was given up because of `refusal`: the settings go (the student is out of the
-   * line) and the refusal stays, for their status, until they join again. False when the
-   * settings were gone already: the HDEL decides which of two give-ups at once (a refusal and
-   * the limit's, on two instances) leaves the line and mails the student.
+   * The place is given up because of `refusal` (give-up-1.lua): 'first' when this give-up took
+   * the settings (the refusal is kept for the student's status; it alone mails them), 'again'
+   * when another give-up of the place did (its leave may have found the ticket in an enroll's
+   * hands, given back since: what is left of the place goes all the same), null when the
+   * settings went another way (the student turned auto-enroll off or left: their own place).
    */
   async gaveUp(
     lectureId: number,
     term: string,
     studentId: string,
     refusal: LastRefusal,
-  ): Promise<boolean> {
+  ): Promise<'first' | 'again' | null> {
     const k = lectureKeys(lectureId);
-    if ((await this.redis.hdel(k.auto, studentId)) === 0) return false;
-    await Promise.all([
-      this.redis.hset(k.auto, refusalField(studentId), JSON.stringify(refusal)),
-      this.redis.srem(studentAutoKey(studentId, term), lectureId),
-    ]);
-    return true;
+    const took = await this.redis.giveUp(k.auto, studentId, JSON.stringify(refusal));
+    if (took === 0) return null;
+    await this.redis.srem(studentAutoKey(studentId, term), lectureId);
+    return took === 1 ? 'first' : 'again';
   }
 
   /** The student holds the seat now: nothing is left to enroll them in. */

@@ -170,12 +170,16 @@ export class AutoEnroller implements OnApplicationBootstrap {
   /**
    * Gives the student's place up for `refusal`: the reason kept first (their status reads it
    * once NOT_QUEUED), then the place or the ticket given back, so the next student moves up,
-   * and the mail recorded: once, by the one give-up that took the settings.
+   * and the mail recorded: once, by the one give-up that took the settings. A later give-up of
+   * the same place (a refusal of an enroll that was in flight when the limit gave the place
+   * up, its ticket given back to the student since) leaves what is left of it.
    */
   async giveUp(lectureId: number, studentId: string, refusal: LastRefusal): Promise<void> {
     const lecture = await this.facts.get(lectureId);
-    if (!(await this.store.gaveUp(lectureId, lecture.term, studentId, refusal))) return;
+    const took = await this.store.gaveUp(lectureId, lecture.term, studentId, refusal);
+    if (took === null) return;
     await this.queue.leave(lectureId, studentId);
+    if (took === 'again') return;
     const title = await this.titleOf(lectureId);
     await this.recordMails([
       {

@@ -141,6 +141,38 @@ describe('Automatic enrollment (API.md v4)', () => {
     expect(held.map((r) => r.lecture_id)).toEqual([l1.id, l2.id]);
   });
 
+  it('a place the limit gives up while its own auto-enroll is in flight goes for good when that enroll is refused', async () => {
+    const term = newTerm();
+    await setLimit(term, 3).expect(200);
+    const [first, second] = await Promise.all(
+      [5, 5].map(() => createLecture(a.url, { capacity: 5, term, credits: 3 })),
+    );
+    for (const l of [first, second]) expect((await autoJoin(l.id, 'racer')).status).toBe(201);
+    const locker = new Client({ connectionString: databaseUrl(ctx.dbName) });
+    await locker.connect();
+    try {
+      // `second`'s auto-enroll takes the ticket and waits on the lecture's row lock ...
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM lecture WHERE id = $1 FOR UPDATE', [second.id]);
+      await admitAll(second.id);
+      await eventually(async () => (await ctx.redis.zcard(lectureKeys(second.id).inflight)) === 1, 5000); // prettier-ignore
+      await eventually(async () => (await ctx.lockWaiters()) > 0, 5000);
+      // ... while `first` commits: at the limit, `second` is given up, its ticket in flight.
+      await admitAll(first.id);
+      await eventually(async () => (await statusOf(first.id, 'racer')).status === 'ENROLLED', 5000); // prettier-ignore
+      await eventually(async () => (await ctx.redis.hexists(lectureKeys(second.id).auto, 'racer!')) === 1, 5000); // prettier-ignore
+    } finally {
+      await locker.query('COMMIT');
+      await locker.end();
+    }
+    // The enroll is refused CREDIT_LIMIT and its ticket given back: it goes to the next student
+    // at once, not in its five minutes.
+    await eventually(async () => (await statusOf(second.id, 'racer')).status === 'NOT_QUEUED', 5000); // prettier-ignore
+    expect(await statusOf(second.id, 'racer')).toMatchObject({ lastRefusal: { code: 'CREDIT_LIMIT' } }); // prettier-ignore
+    expect(await ctx.redis.zcard(lectureKeys(second.id).tickets)).toBe(0);
+    expect((await mails('racer')).map((m) => m.kind)).toEqual(['ENROLLED', 'GIVEN_UP']);
+  });
+
   it('at the limit by course: holding a section of the course gives up the places in its other sections', async () => {
     const term = newTerm();
     const [s1, s2] = await Promise.all(
