@@ -36,6 +36,10 @@ export class AutoEnroller implements OnApplicationBootstrap {
   private readonly logger = new Logger(AutoEnroller.name);
   /** `<lecture>:<student>` enrolls this instance has running: one at a time each */
   private readonly running = new Set<string>();
+  /** the students (and terms) whose seat committed since the last judging at the limit */
+  private readonly atLimit = new Map<string, [studentId: string, term: string]>();
+  /** a judging at the limit runs (or is about to): later seats wait for the next */
+  private judging = false;
 
   constructor(
     private readonly admission: AdmissionService,
@@ -122,8 +126,8 @@ export class AutoEnroller implements OnApplicationBootstrap {
   }
 
   private async titleOf(lectureId: number): Promise<string> {
-    const title = await this.fit.titleOf(lectureId).catch(() => '');
-    return title || `lecture ${lectureId}`;
+    const titles = await this.fit.titlesOf([lectureId]).catch(() => new Map<number, string>());
+    return titles.get(lectureId) || `lecture ${lectureId}`;
   }
 
   /**
@@ -174,13 +178,18 @@ export class AutoEnroller implements OnApplicationBootstrap {
    * the same place (a refusal of an enroll that was in flight when the limit gave the place
    * up, its ticket given back to the student since) leaves what is left of it.
    */
-  async giveUp(lectureId: number, studentId: string, refusal: LastRefusal): Promise<void> {
+  async giveUp(
+    lectureId: number,
+    studentId: string,
+    refusal: LastRefusal,
+    knownTitle?: string,
+  ): Promise<void> {
     const lecture = await this.facts.get(lectureId);
     const took = await this.store.gaveUp(lectureId, lecture.term, studentId, refusal);
     if (took === null) return;
     await this.queue.leave(lectureId, studentId);
     if (took === 'again') return;
-    const title = await this.titleOf(lectureId);
+    const title = knownTitle || (await this.titleOf(lectureId));
     await this.recordMails([
       {
         studentId,
@@ -194,25 +203,60 @@ export class AutoEnroller implements OnApplicationBootstrap {
     await this.channel.termChanged(lecture.term, studentId, [lectureId]);
   }
 
-  /** After any seat of the student's: the places that can no longer fit go (API.md v4). */
-  private async enrolled(lecture: LectureFacts, studentId: string): Promise<void> {
+  /**
+   * After any seat of the student's: the places that can no longer fit go (API.md v4). Judged
+   * for every student whose seat committed meanwhile at once (one PostgreSQL read for all of
+   * them, one run at a time): a morning's thousands of seats are as many reads otherwise, each
+   * taking a pool connection from the seat transactions.
+   */
+  private enrolled(lecture: LectureFacts, studentId: string): void {
+    this.atLimit.set(`${studentId}\n${lecture.term}`, [studentId, lecture.term]);
+    if (this.judging) return;
+    this.judging = true;
+    setImmediate(() => void this.judgeAtLimit());
+  }
+
+  private async judgeAtLimit(): Promise<void> {
     try {
-      const others = (await this.store.lecturesOf(studentId, lecture.term)).filter(
-        (id) => id !== lecture.id,
-      );
-      if (others.length === 0) return;
-      const places = await Promise.all(
-        others.map(async (lectureId) => {
-          const [auto] = await this.store.autoAmong(lectureId, [studentId]);
-          return { lectureId, swapFrom: auto?.settings.swapFrom };
-        }),
-      );
-      for (const { lectureId, refusal } of await this.fit.unfit(studentId, places)) {
-        await this.giveUp(lectureId, studentId, refusal);
+      while (this.atLimit.size > 0) {
+        const students = [...this.atLimit.values()];
+        this.atLimit.clear();
+        await this.giveUpUnfit(students).catch((err: Error) => {
+          this.logger.warn(`places of ${students.length} students at the limit: ${err.message}`);
+        });
       }
-    } catch (err) {
-      this.logger.warn(`places of ${studentId} at the limit: ${(err as Error).message}`);
+    } finally {
+      this.judging = false;
     }
+  }
+
+  private async giveUpUnfit(students: [string, string][]): Promise<void> {
+    // Each student's auto-enrolling places now (a note whose settings went is no place).
+    const places = (
+      await Promise.all(
+        students.map(async ([studentId, term]) => {
+          const ids = await this.store.lecturesOf(studentId, term);
+          const settings = await Promise.all(ids.map((id) => this.store.autoAmong(id, [studentId]))); // prettier-ignore
+          return ids.flatMap((lectureId, i) => {
+            const [auto] = settings[i];
+            return auto ? [{ studentId, lectureId, swapFrom: auto.settings.swapFrom }] : [];
+          });
+        }),
+      )
+    ).flat();
+    const unfit = await this.fit.unfit(places);
+    const titles = await this.fit
+      .titlesOf([...new Set(unfit.map((u) => u.lectureId))])
+      .catch(() => new Map<number, string>());
+    await Promise.all(
+      unfit.map((u) =>
+        this.giveUp(u.lectureId, u.studentId, u.refusal, titles.get(u.lectureId)).catch(
+          (err: Error) => {
+            this.logger.warn(`giving up ${u.studentId}'s place in lecture ${u.lectureId}: ${err.message}`); // prettier-ignore
+          },
+        ),
+      ),
+    );
   }
 }
 
