@@ -127,6 +127,10 @@ async function main() {
   results.term = await withService(MODE, (api, admin) =>
     termMorning(api, admin, { students: termStudents }),
   );
+  log('registration morning of a term, Join all auto-enrolling');
+  results.termAuto = await withService(MODE, (api, admin) =>
+    termMorning(api, admin, { students: termStudents, auto: true }),
+  );
   log(`registration morning of a term in ${WINDOWS} windows by cohort`);
   results.termWindows = await withService(MODE, (api, admin) =>
     termWindows(api, admin, { students: termStudents, windows: WINDOWS }),
@@ -153,12 +157,13 @@ async function main() {
   const report = markdown(results);
   const pgTps = results.pgbench.available ? results.pgbench.best : null;
   const term = termTable(results.term, pgTps);
+  const termAuto = autoTable(results.termAuto, results.term, pgTps);
   const inWindows = windowsTable(results.termWindows, results.term, pgTps);
   const hotTable = hotPathTable(results.hotPath);
   const catalog = catalogTable(results.catalog);
-  process.stdout.write(`${report.table}\n\n${term.table}\n\n${inWindows.table}\n\n${hotTable.table}\n\n${catalog.table}\n`); // prettier-ignore
-  const ratios = { ...report.ratios, ...term.ratios, ...inWindows.ratios, ...hotTable.ratios, ...catalog.ratios }; // prettier-ignore
-  const ok = report.ok && term.ok && inWindows.ok && hotTable.ok && catalog.ok;
+  process.stdout.write(`${report.table}\n\n${term.table}\n\n${termAuto.table}\n\n${inWindows.table}\n\n${hotTable.table}\n\n${catalog.table}\n`); // prettier-ignore
+  const ratios = { ...report.ratios, ...term.ratios, ...termAuto.ratios, ...inWindows.ratios, ...hotTable.ratios, ...catalog.ratios }; // prettier-ignore
+  const ok = report.ok && term.ok && termAuto.ok && inWindows.ok && hotTable.ok && catalog.ok;
   if (opt.json) writeFileSync(opt.json, JSON.stringify({ ...results, ratios, ok }, null, 2));
   if (!ok) {
     log('an invariant check failed');

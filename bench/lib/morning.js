@@ -45,7 +45,12 @@ function drawPlan(rnd, weights) {
  * 120 pre-queue minutes) and `n` students `<prefix><i>`, each with a plan of five. Nobody has
  * joined or opened a stream yet. `opensAt`: when the lectures open (default an hour from now).
  */
-async function setUpMorning(api, admin, { term, n, prefix, opensAt = Date.now() + LATER_MS, auto = false }) { // prettier-ignore
+async function setUpMorning(
+  api,
+  admin,
+  { term, n, prefix, opensAt = Date.now() + LATER_MS, auto = false },
+) {
+  // prettier-ignore
   await setTermLimit(api, admin, term, HOLD * CREDITS);
   const seats = Math.max(1, Math.round((0.6 * n * PLAN) / LECTURES));
   const lectures = [];
@@ -90,7 +95,16 @@ async function setUpMorning(api, admin, { term, n, prefix, opensAt = Date.now() 
     students,
     slotOf: new Map(lectures.map((l, i) => [l.id, i % SLOTS])),
     // frames: status frames the students' streams received, all told
-    run: { enrolls: 0, swaps: 0, leaves: 0, refusals: {}, settled: 0, retries: 0, frames: 0, reopened: 0 },
+    run: {
+      enrolls: 0,
+      swaps: 0,
+      leaves: 0,
+      refusals: {},
+      settled: 0,
+      retries: 0,
+      frames: 0,
+      reopened: 0,
+    },
   };
 }
 

@@ -115,6 +115,13 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
     expect(run.stdout).toContain("| students' opening to final timetable p50 / p99 (s) |");
     expect(run.stdout).toContain('| Join all: plans/s, joins/s, p50 / p99 (ms) |');
     expect(r.term.peakRequests.perSecond).toBeGreaterThan(0);
+    // The same morning with Join all auto-enrolling: nobody clicks, everyone settles, every
+    // invariant holds (10 included: the timetable ones), each seat's grant found in the log.
+    expect(r.termAuto).toMatchObject({ students: 300, streams: { refused: 0 }, unsettled: {} });
+    expect(r.termAuto.finalSeconds.settled).toBe(300);
+    expect(Object.values(r.termAuto.invariants)).toEqual(Array(7).fill(0));
+    expect(r.termAuto.grantToSeat.n).toBeGreaterThan(0);
+    expect(run.stdout).toContain('| grant → seat committed p50 / p99 (ms) |');
     // The same morning in four windows by cohort: each window's figures, the peak request rate
     // against the one-window morning's, invariants 1–3 and 5–9 (9: registered only in a window).
     expect(r.termWindows).toMatchObject({ students: 300, streams: { refused: 0 } });
