@@ -8,7 +8,7 @@ import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
 import { NotificationsService } from '../notifications/notifications.service';
-import { EnrollBatcher } from './enroll-batcher';
+import { ChosenEnroll, EnrollBatcher } from './enroll-batcher';
 import { EnrollOutcome, EnrollRequest, RefusalDetail, isRefusal } from './enroll-statement';
 import { CancelOutcome, ExchangeOutcome, SeatTransactions, SwapOutcome } from './seat.transactions';
 
@@ -50,16 +50,7 @@ export type EnrolledListener = (lecture: LectureFacts, studentId: string) => voi
 export class EnrollService {
   // One seat transaction at a time per lecture, carrying every enroll that waited for it:
   // pgbench on one row ran ~2.15k/s at 4 clients and 1.2k/s at 64, one enroll per transaction.
-  private readonly batcher = new EnrollBatcher(async ({ lectureId, sections }, batch) => {
-    const outcomes = await this.seats.enrollBatch(lectureId, batch, sections);
-    // A package's sections as the commit left them, recorded once for the whole batch.
-    const won = outcomes.filter((o) => o.kind === 'ENROLLED');
-    const students = batch.filter((_, i) => outcomes[i].kind === 'ENROLLED').map((r) => r.studentId); // prettier-ignore
-    if (won.length > 0) await this.facts.recordSections(won[0].sections ?? [], 'enrolled', students); // prettier-ignore
-    await this.facts.recordSections(outcomes[0]?.others ?? [], '', []); // shared sections' primaries
-    if (batch.some((r, i) => r.auto && outcomes[i].kind === 'ENROLLED')) this.notifications.committed(); // prettier-ignore
-    return outcomes;
-  });
+  private readonly batcher = new EnrollBatcher((lectureId, batch) => this.commitBatch(lectureId, batch)); // prettier-ignore
   private readonly enrolledListeners: EnrolledListener[] = [];
 
   constructor(
@@ -70,6 +61,30 @@ export class EnrollService {
     private readonly metrics: MetricsService,
     private readonly notifications: NotificationsService,
   ) {}
+
+  /**
+   * One lecture's batch, its choices of sections each taking seats in turn in one transaction;
+   * each choice's sections recorded as the commit left them, once for all its students.
+   */
+  private async commitBatch(lectureId: number, batch: ChosenEnroll[]): Promise<EnrollOutcome[]> {
+    const choices = new Map<string, { sections: number[]; requests: EnrollRequest[] }>();
+    for (const { sections, request } of batch) {
+      const key = sections.join(',');
+      if (!choices.has(key)) choices.set(key, { sections, requests: [] });
+      choices.get(key)!.requests.push(request);
+    }
+    const each = await this.seats.enrollChoices(lectureId, [...choices.values()]);
+    const outcomes = new Map<EnrollRequest, EnrollOutcome>();
+    for (const [i, { requests }] of [...choices.values()].entries()) {
+      requests.forEach((r, j) => outcomes.set(r, each[i][j]));
+      const won = each[i].filter((o) => o.kind === 'ENROLLED');
+      const students = requests.filter((_, j) => each[i][j].kind === 'ENROLLED').map((r) => r.studentId); // prettier-ignore
+      if (won.length > 0) await this.facts.recordSections(won[0].sections ?? [], 'enrolled', students); // prettier-ignore
+      await this.facts.recordSections(each[i][0]?.others ?? [], '', []); // shared sections' primaries
+    }
+    if (batch.some(({ request }) => request.auto && outcomes.get(request)?.kind === 'ENROLLED')) this.notifications.committed(); // prettier-ignore
+    return batch.map(({ request }) => outcomes.get(request)!);
+  }
 
   /** Listens to every enrollment this instance commits (a swap's too). */
   onEnrolled(listener: EnrolledListener): void {
@@ -128,7 +143,7 @@ export class EnrollService {
       throw await this.unavailable(hold, 'the database could not take the enrollment', err);
     };
     if (swapFrom === undefined) {
-      const outcome = await this.batcher.submit({ lectureId, sections }, request).catch(faulted);
+      const outcome = await this.batcher.submit(lectureId, sections, request).catch(faulted);
       return this.answer(hold, outcome, sections);
     }
 

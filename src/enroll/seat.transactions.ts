@@ -104,35 +104,55 @@ export class SeatTransactions {
     requests: EnrollRequest[],
     sections: number[] = [],
   ): Promise<EnrollOutcome[]> {
+    return (await this.enrollChoices(lectureId, [{ sections, requests }]))[0];
+  }
+
+  /**
+   * enrollBatch for every choice of secondary sections its students made (a lecture taken
+   * alone is the choice of none), in ONE transaction: every lecture row of every choice locked
+   * first in id order, then every student's, then one seat statement per choice, each seeing
+   * the seats the ones before it took. A lecture's enrolls are one commit whatever their
+   * students chose (the choices took turns, a commit each, halving a package's batches). Each
+   * choice's outcomes, in its requests' order.
+   */
+  async enrollChoices(
+    lectureId: number,
+    choices: { sections: number[]; requests: EnrollRequest[] }[],
+  ): Promise<EnrollOutcome[][]> {
     const id = Number(lectureId);
-    const once = [...new Map(requests.map((r) => [r.studentId, r])).values()];
-    const pkg = sections.length > 0;
+    const groups = choices.map(({ sections, requests }) => ({
+      sections,
+      once: [...new Map(requests.map((r) => [r.studentId, r])).values()],
+    }));
+    const allSections = [...new Set(groups.flatMap((g) => g.sections))];
+    const students = [...new Set(groups.flatMap((g) => g.once.map((r) => r.studentId)))];
+    const auto = [...new Set(groups.flatMap((g) => g.once.filter((r) => r.auto).map((r) => r.studentId)))]; // prettier-ignore
     const results = await this.transaction(
       await this.connect(),
-      lockLecturesSql([id, ...sections], sections),
-      ...lockStudentsSql(
-        id,
-        once.map((r) => r.studentId),
-      ),
-      // After the locks: this statement's snapshot sees every seat and row committed before.
-      enrollStatementSql(id, once, this.config.maxCredits, { sections }),
-      // A package's lectures as it left them (their seats, the primary's package seats), and
-      // the other primaries of its sections.
-      ...(pkg ? [factsOfSql([id, ...sections]), otherPrimariesSql([id], sections)] : []),
+      lockLecturesSql([id, ...allSections], allSections),
+      ...lockStudentsSql(id, students),
+      // After the locks: each statement's snapshot sees every seat and row committed before,
+      // and what the choices before it took. A package's lectures as it left them (their
+      // seats, the primary's package seats) and the other primaries of its sections follow it.
+      ...groups.flatMap(({ sections, once }) => [
+        enrollStatementSql(id, once, this.config.maxCredits, { sections }),
+        ...(sections.length > 0 ? [factsOfSql([id, ...sections]), otherPrimariesSql([id], sections)] : []), // prettier-ignore
+      ]),
       // Last, so the statements above keep their places: the mails of those enrolled by the
       // service itself, in the transaction that enrolls them (API.md v4, notifications).
-      ...autoEnrolledMailSql(
-        id,
-        once.filter((r) => r.auto).map((r) => r.studentId),
-      ),
+      ...autoEnrolledMailSql(id, auto),
     );
-    const at = BEGIN_STATEMENTS + 3;
-    const after = packageAfter(results[at + 1], sections);
-    const others = pkg ? results[at + 2].rows.map(factsOf) : [];
-    const outcomes = new Map(
-      results[at].rows.map((r) => [r.student_id as string, withPackage(outcomeOf(r), id, after, others)]), // prettier-ignore
-    );
-    return requests.map((r) => outcomes.get(r.studentId) ?? { kind: 'NOT_FOUND' });
+    let at = BEGIN_STATEMENTS + 3;
+    return choices.map(({ sections, requests }) => {
+      const pkg = sections.length > 0;
+      const after = packageAfter(results[at + 1], sections);
+      const others = pkg ? results[at + 2].rows.map(factsOf) : [];
+      const outcomes = new Map(
+        results[at].rows.map((r) => [r.student_id as string, withPackage(outcomeOf(r), id, after, others)]), // prettier-ignore
+      );
+      at += pkg ? 3 : 1;
+      return requests.map((r) => outcomes.get(r.studentId) ?? { kind: 'NOT_FOUND' });
+    });
   }
 
   /** The seats left in the other sections of a full section's component (see otherSeatsSql). */

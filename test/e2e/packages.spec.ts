@@ -1,6 +1,17 @@
 import request from 'supertest';
+import { Client } from 'pg';
 import { AdmissionService } from '../../src/queue/admission.service';
-import { cancelEnrollment, createLecture, join, leave, queueStatus } from '../helpers/api';
+import { SeatTransactions } from '../../src/enroll/seat.transactions';
+import { databaseUrl } from '../helpers/pg';
+import {
+  cancelEnrollment,
+  createLecture,
+  eventually,
+  join,
+  leave,
+  queueStatus,
+  sleep,
+} from '../helpers/api';
 import { TIMETABLE_VIOLATIONS } from '../helpers/invariants';
 import { RunningApp, TestContext } from '../helpers/test-context';
 import { SseClient } from '../helpers/sse';
@@ -342,6 +353,43 @@ describe('Packages: a primary section taken with one secondary of each component
     );
     expect(rows).toHaveLength(20);
     expect(rows.every((r) => r.n === 2)).toBe(true);
+  });
+
+  it("one lecture's enrolls are one transaction whatever sections each chose, in order of their seats", async () => {
+    const term = newTerm();
+    const c = await course(term, { capacity: 12, dis: 6, lab: 12 });
+    const students = Array.from({ length: 12 }, (_, i) => `one${String(i).padStart(2, '0')}`);
+    for (const s of students) await ticket(c.lec, s);
+    const seatTx = apps[0].app.get(SeatTransactions);
+    const spy = jest.spyOn(seatTx, 'enrollChoices');
+    const locker = new Client({ connectionString: databaseUrl(ctx.dbName) });
+    await locker.connect();
+    let answers: request.Response[] = [];
+    let batches: number[][] = [];
+    try {
+      // The lecture's row held: the first enroll's transaction waits on it, the rest queue
+      // behind it on this instance and go together when it ends.
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM lecture WHERE id = $1 FOR UPDATE', [c.lec]);
+      // (.then: a supertest request is sent when it is awaited)
+      const first = enroll(c.lec, students[0], { sections: [c.dis1, c.lab] }).then((r) => r);
+      await eventually(async () => (await ctx.lockWaiters()) > 0, 5000);
+      const rest = students.slice(1).map((s, i) => enroll(c.lec, s, { sections: [i % 2 ? c.dis2 : c.dis1, c.lab] }).then((r) => r)); // prettier-ignore
+      await eventually(async () => spy.mock.calls.length === 1, 5000);
+      await sleep(200); // the rest's tickets consumed and queued
+      await locker.query('COMMIT');
+      answers = await Promise.all([first, ...rest]);
+      batches = spy.mock.calls.map(([, choices]) => choices.map((x) => x.requests.length));
+    } finally {
+      await locker.end();
+      spy.mockRestore();
+    }
+    // Two transactions: the first enroll's, then all eleven others' with both choices in it.
+    expect(batches).toEqual([[1], [6, 5]]);
+    // dis1's 6 seats: the first student's and five of the six others choosing it, in order.
+    expect(answers.map((r) => r.status)).toEqual([...Array(11).fill(201), 409]);
+    expect(answers[11].body).toMatchObject({ code: 'FULL', lectureId: c.dis1 });
+    expect(await seats(c.lec, c.dis1, c.dis2, c.lab)).toEqual([1, 0, 1, 1]);
   });
 
   it('checks the chosen sections again in the seat transaction: a link removed behind the cache answers COMPONENT_REQUIRED and keeps the ticket', async () => {
