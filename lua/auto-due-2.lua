@@ -4,11 +4,13 @@
   cron's safety net enrolls them (API.md v4, automatic enrollment). Read only.
 
   KEYS[1] tickets  sorted set: student -> ticket expiry (ms), the unconsumed tickets
-  KEYS[2] auto     hash: student -> their auto-enroll settings (JSON)
+  KEYS[2] auto     hash: student -> their auto-enroll settings (JSON), '<student>!' -> the
+                   refusal that gave their place up
   ARGV[1] the latest expiry (ms) a ticket may have to be listed (its grant old enough)
   ARGV[2] the most to list
 
-  Output: { student1, settings1, student2, settings2, ... }
+  Output: { student1, settings1, student2, settings2, ... }; settings '' for a ticket holder
+          whose place the service gave up (the refusal there, the settings gone): it is left
 ]]
 local rcall = redis.call
 local out = {}
@@ -18,6 +20,10 @@ for _, student in ipairs(due) do
   if settings then
     out[#out + 1] = student
     out[#out + 1] = settings
+  elseif rcall('HEXISTS', KEYS[2], student .. '!') == 1 then
+    -- the service gave this place up while an enroll held the ticket, given back since
+    out[#out + 1] = student
+    out[#out + 1] = ''
   end
 end
 return out

@@ -31,8 +31,9 @@
   ARGV[6] that window's opensAt (ms), as the caller knows the windows now
   ARGV[7] the student's member of that window's pre-queue, '<window>|<HMAC hex>:<student>'
           ('' when the caller, by its clock, found the window open already)
-  ARGV[8] with ARGV[2] = '1', what the join's body says of auto-enroll (API.md v4): the
-          settings (JSON) to enroll the student with when admitted, '-' not to, '' no body
+  ARGV[8] what a join's body says of auto-enroll (API.md v4): the settings (JSON) to enroll
+          the student with when admitted, '-' not to, '' no body (every read passes ''; a
+          repeat join whose join was refused reads its place with its body)
 
   Auto-enroll settings live with the place, so they are set and cleared in this same step:
   an admission the join causes at once (on any instance) finds them, and none is ever read
@@ -71,7 +72,7 @@
             caller, by a clock ahead of it, brought no member to pre-queue them with
     opened 1 when this call saw the draw marker (the lecture has opened and was drawn: no
           pre-queue member is needed for it again); 0 when it did not look
-    auto  1 when the student has a place (PRE_QUEUED, WAITING, ADMITTED) that auto-enrolls
+    auto  1 when the student has a place (PRE_QUEUED, WAITING, ADMITTED, LAPSED) that auto-enrolls
     refusal  the refusal that last gave their place up (JSON), '' for none
   The admission rate is not read here: every waiting student's answer would pay for it, and
   the service keeps each lecture's, read at most once a second (observed-rate-1.lua).
@@ -91,20 +92,20 @@ local seats = seatsLeft
 if f[5] and f[5] ~= '' then seats = math.min(seats, tonumber(f[5])) end
 
 local drew, opened = 0, 0
-local placed = { PRE_QUEUED = true, WAITING = true, ADMITTED = true }
+-- LAPSED too: an enroll's hold, still the student's place until recovery settles it.
+local placed = { PRE_QUEUED = true, WAITING = true, ADMITTED = true, LAPSED = true }
 local refusalField = student .. '!'
 -- The join's auto-enroll settings applied to the place it answers, and what they are now.
 local function autoOf(state, created)
   local body = ARGV[8]
-  if ARGV[2] == '1' then
-    if created == 1 then
-      rcall('HDEL', KEYS[18], refusalField)
-      if body ~= '' and body ~= '-' then rcall('HSET', KEYS[18], student, body) else rcall('HDEL', KEYS[18], student) end
-    elseif placed[state] then
-      if body == '-' then rcall('HDEL', KEYS[18], student) elseif body ~= '' then rcall('HSET', KEYS[18], student, body) end
-    elseif state == 'ENROLLED' then
-      rcall('HDEL', KEYS[18], student)
-    end
+  if created == 1 then
+    rcall('HDEL', KEYS[18], refusalField)
+    if body ~= '' and body ~= '-' then rcall('HSET', KEYS[18], student, body) else rcall('HDEL', KEYS[18], student) end
+  elseif placed[state] then
+    -- a repeat join's body, also when only reading (the join was refused, its place answered)
+    if body == '-' then rcall('HDEL', KEYS[18], student) elseif body ~= '' then rcall('HSET', KEYS[18], student, body) end
+  elseif state == 'ENROLLED' and ARGV[2] == '1' then
+    rcall('HDEL', KEYS[18], student)
   end
   local v = rcall('HMGET', KEYS[18], student, refusalField)
   return (v[1] and placed[state]) and 1 or 0, v[2] or ''

@@ -12,6 +12,7 @@ import { SectionPackages1765324800000 } from './1765324800000-SectionPackages';
 import { RegistrationWindows1765411200000 } from './1765411200000-RegistrationWindows';
 import { Notifications1765497600000 } from './1765497600000-Notifications';
 import { Waitlist1765584000000 } from './1765584000000-Waitlist';
+import { NotificationKeys1765670400000 } from './1765670400000-NotificationKeys';
 
 /** Every migration, in order. Listed explicitly so the app, the CLI and jest load the same set. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   RegistrationWindows1765411200000,
   Notifications1765497600000,
   Waitlist1765584000000,
+  NotificationKeys1765670400000,
 ];

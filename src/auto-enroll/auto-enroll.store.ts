@@ -61,28 +61,33 @@ export class AutoEnrollStore {
     });
   }
 
-  /** Auto-enrolling students holding an unused ticket whose expiry is at most `latestExpiry`. */
+  /**
+   * Students holding an unused ticket whose expiry is at most `latestExpiry`, with their
+   * settings: those who auto-enroll, and (settings null) those whose place the service gave up
+   * with the ticket in an enroll's hands, given back to them since (auto-due-2).
+   */
   async due(
     lectureId: number,
     latestExpiry: number,
     limit: number,
-  ): Promise<{ studentId: string; settings: AutoSettings }[]> {
+  ): Promise<{ studentId: string; settings: AutoSettings | null }[]> {
     const k = lectureKeys(lectureId);
     const flat = await this.redis.autoDue(k.tickets, k.auto, latestExpiry, limit);
-    const out: { studentId: string; settings: AutoSettings }[] = [];
+    const out: { studentId: string; settings: AutoSettings | null }[] = [];
     for (let i = 0; i < flat.length; i += 2) {
-      const settings = parse<AutoSettings>(flat[i + 1]);
-      if (settings) out.push({ studentId: flat[i], settings });
+      const settings = flat[i + 1] === '' ? null : parse<AutoSettings>(flat[i + 1]);
+      if (settings || flat[i + 1] === '') out.push({ studentId: flat[i], settings });
     }
     return out;
   }
 
   /**
-   * The place is given up because of `refusal` (give-up-1.lua): 'first' when this give-up took
+   * The place is given up because of `refusal` (give-up-6.lua): 'first' when this give-up took
    * the settings (the refusal is kept for the student's status; it alone mails them), 'again'
    * when another give-up of the place did (its leave may have found the ticket in an enroll's
    * hands, given back since: what is left of the place goes all the same), null when the
-   * settings went another way (the student turned auto-enroll off or left: their own place).
+   * settings went another way (the student turned auto-enroll off or left: their own place), or
+   * the place they were left from is gone (they go now, without a refusal).
    */
   async gaveUp(
     lectureId: number,
@@ -91,7 +96,9 @@ export class AutoEnrollStore {
     refusal: LastRefusal,
   ): Promise<'first' | 'again' | null> {
     const k = lectureKeys(lectureId);
-    const took = await this.redis.giveUp(k.auto, studentId, JSON.stringify(refusal));
+    const took = await this.redis.giveUp(
+      k.auto, k.queue, k.ticket(studentId), k.inflight, k.wpre, k.draw, studentId, JSON.stringify(refusal),
+    ); // prettier-ignore
     if (took === 0) return null;
     await this.redis.srem(studentAutoKey(studentId, term), lectureId);
     return took === 1 ? 'first' : 'again';

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AppError } from '../common/error-codes';
 import { isInfraError } from '../common/infra-errors';
@@ -65,11 +66,16 @@ export class AutoEnroller implements OnApplicationBootstrap {
     try {
       const autos = await this.store.autoAmong(lectureId, students);
       if (mode === 'tick') {
-        // Tickets granted this long ago and still unused: their granter did not enroll them.
+        // Tickets granted this long ago and still unused: their granter did not enroll them
+        // (or, of a place the service gave up, did not get to leave it: it goes now).
         const { ticketTtlSeconds } = await this.facts.get(lectureId);
         const latestExpiry = Date.now() + ticketTtlSeconds * 1000 - SAFETY_NET_AFTER_MS;
         const lapsing = await this.store.due(lectureId, latestExpiry, SAFETY_NET_AT_ONCE);
-        autos.push(...lapsing.filter((d) => !students.includes(d.studentId)));
+        for (const d of lapsing) {
+          if (students.includes(d.studentId)) continue;
+          if (d.settings) autos.push({ studentId: d.studentId, settings: d.settings });
+          else await this.queue.leave(lectureId, d.studentId);
+        }
       }
       await Promise.all([
         ...autos.map((a) => this.enrollOne(lectureId, a.studentId, a.settings)),
@@ -92,7 +98,8 @@ export class AutoEnroller implements OnApplicationBootstrap {
     if (students.length === 0) return;
     const marked = await this.line.waitlistedAmong(lectureId, students);
     const waitlisted = marked.filter((s) => !autos.includes(s));
-    if (waitlisted.length > 0) {
+    try {
+      if (waitlisted.length === 0) return;
       const { ticketTtlSeconds } = await this.facts.get(lectureId);
       const until = new Date(Date.now() + ticketTtlSeconds * 1000).toISOString();
       const title = await this.titleOf(lectureId);
@@ -105,9 +112,11 @@ export class AutoEnroller implements OnApplicationBootstrap {
           text: `A seat came back in lecture ${lectureId} (${title}), which you joined while it was full: enroll before your ticket expires at ${until}.`, // prettier-ignore
         })),
       );
+    } finally {
+      // Only once answered (recordMails tries a fault again): a mark kept past this admission
+      // would mail the student's next ordinary one as a waitlist's.
+      await this.line.unmarkWaitlisted(lectureId, marked);
     }
-    // Only now: a fault above leaves the marks, not a lost mail.
-    await this.line.unmarkWaitlisted(lectureId, marked);
   }
 
   /**
@@ -115,9 +124,12 @@ export class AutoEnroller implements OnApplicationBootstrap {
    * rather than lost: the place they tell of is already given up or granted.
    */
   private async recordMails(items: NewNotification[]): Promise<void> {
+    // One key per mail for all its tries: a try whose commit's answer was lost inserts nothing
+    // the next time (notification_key_key).
+    const keyed = items.map((item) => ({ ...item, key: item.key ?? randomUUID() }));
     for (let tries = 1; ; tries++) {
       try {
-        return await this.notifications.record(items);
+        return await this.notifications.record(keyed);
       } catch (err) {
         if (!isInfraError(err) || tries >= FAULT_TRIES) throw err;
         await pause(FAULT_PAUSE_MS * tries);
@@ -142,9 +154,14 @@ export class AutoEnroller implements OnApplicationBootstrap {
     try {
       for (let tries = 1; ; tries++) {
         if (tries > 1) {
-          // The student may have changed their settings (or left) while the fault lasted.
-          const [now] = await this.store.autoAmong(lectureId, [studentId]);
-          if (!now) return;
+          // The student may have changed their settings (or left) while the fault lasted, or
+          // the limit gave the place up meanwhile, its leave finding the ticket in this
+          // enroll's hands (given back since by the fault): what is left of the place goes.
+          const [now] = await this.store.of(lectureId, [studentId]);
+          if (!now.settings) {
+            if (now.lastRefusal) await this.queue.leave(lectureId, studentId);
+            return;
+          }
           settings = now.settings;
         }
         try {
@@ -218,12 +235,19 @@ export class AutoEnroller implements OnApplicationBootstrap {
 
   private async judgeAtLimit(): Promise<void> {
     try {
-      while (this.atLimit.size > 0) {
+      for (let faults = 0; this.atLimit.size > 0;) {
         const students = [...this.atLimit.values()];
         this.atLimit.clear();
-        await this.giveUpUnfit(students).catch((err: Error) => {
-          this.logger.warn(`places of ${students.length} students at the limit: ${err.message}`);
-        });
+        try {
+          await this.giveUpUnfit(students);
+          faults = 0;
+        } catch (err) {
+          this.logger.warn(`places of ${students.length} students at the limit: ${(err as Error).message}`); // prettier-ignore
+          // A store fault: judged again with the next (a refusal gives the place up meanwhile).
+          if (!isInfraError(err) || ++faults >= FAULT_TRIES) continue;
+          for (const [studentId, term] of students) this.atLimit.set(`${studentId}\n${term}`, [studentId, term]); // prettier-ignore
+          await pause(FAULT_PAUSE_MS * faults);
+        }
       }
     } finally {
       this.judging = false;

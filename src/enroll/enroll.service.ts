@@ -151,6 +151,7 @@ export class EnrollService {
     switch (swapped.kind) {
       case 'SWAPPED': {
         const { taken, freed } = swapped;
+        if (auto) this.notifications.committed(); // its ENROLLED mail went in with the swap
         await this.holds.settle(hold, taken.lecture, true);
         await this.facts.recordSections(swapped.sections, 'enrolled', [studentId]);
         await this.facts.recordSections(swapped.written, 'cancelled', [studentId]);

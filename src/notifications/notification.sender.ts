@@ -47,6 +47,11 @@ export const NO_ADDRESS = 'no e-mail address known for the student';
 
 interface Claimed {
   id: string;
+  /**
+   * The mail's identity beyond this database's ids (reused after a restore): its id and when it
+   * was recorded. Its Message-ID and its sent mark in Redis are named by it.
+   */
+  mail_id: string;
   student_id: string;
   kind: NotificationKind;
   lecture_id: number;
@@ -192,7 +197,7 @@ export class NotificationSender implements OnApplicationBootstrap, OnModuleDestr
   private async sentBefore(claimed: Claimed[]): Promise<string[]> {
     if (claimed.length === 0) return [];
     const marks = await this.redis
-      .mget(...claimed.map((n) => notificationSentKey(n.id)))
+      .mget(...claimed.map((n) => notificationSentKey(n.mail_id)))
       .catch((): null[] => claimed.map(() => null));
     return claimed.filter((_, i) => marks[i] !== null).map((n) => n.id);
   }
@@ -213,7 +218,7 @@ export class NotificationSender implements OnApplicationBootstrap, OnModuleDestr
         subject: n.subject,
         // One id per notification: a mail sent twice all the same (a sender cut off between
         // the server's answer and both stores) is one message to the mailbox that dedupes.
-        messageId: `<notification.${n.id}@${this.domain}>`,
+        messageId: `<notification.${n.mail_id}@${this.domain}>`,
         text,
         signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(SEND_DEADLINE_MS)]),
       });
@@ -230,7 +235,7 @@ export class NotificationSender implements OnApplicationBootstrap, OnModuleDestr
       // another that claims it once the lease has run out (the mark in Redis).
       this.unrecorded.add(n.id);
       await this.redis
-        .set(notificationSentKey(n.id), '1', 'EX', SENT_MARK_SECONDS)
+        .set(notificationSentKey(n.mail_id), '1', 'EX', SENT_MARK_SECONDS)
         .catch(() => undefined);
       throw err;
     }
@@ -307,7 +312,8 @@ const CLAIM_SQL = `
   UPDATE notification n SET claimed_until = now() + $2 * interval '1 millisecond'
     FROM due
    WHERE n.id = due.id
-  RETURNING n.id::text AS id, n.student_id, n.kind, n.lecture_id, n.subject, n.body,
+  RETURNING n.id::text AS id,
+            n.id || '.' || (extract(epoch FROM n.created_at) * 1000000)::bigint AS mail_id, n.student_id, n.kind, n.lecture_id, n.subject, n.body,
             (SELECT c.email FROM student_contact c WHERE c.student_id = n.student_id) AS email`;
 
 const SENT_SQL = `

@@ -9,6 +9,8 @@ export interface NewNotification {
   subject: string;
   /** the mail's text; for ENROLLED the sender appends the student's timetable in the term at send time */
   text: string;
+  /** the same for every try of one mail recorded outside its cause's transaction (a UUID) */
+  key?: string;
 }
 
 /**
@@ -19,14 +21,16 @@ export interface NewNotification {
  */
 export function notificationsInsert(items: NewNotification[]): { sql: string; params: unknown[] } {
   return {
-    sql: `INSERT INTO notification (student_id, kind, lecture_id, subject, body)
-          SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[])`,
+    sql: `INSERT INTO notification (student_id, kind, lecture_id, subject, body, key)
+          SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::uuid[])
+          ON CONFLICT (key) DO NOTHING`,
     params: [
       items.map((n) => n.studentId),
       items.map((n) => n.kind),
       items.map((n) => n.lectureId),
       items.map((n) => n.subject),
       items.map((n) => n.text),
+      items.map((n) => n.key ?? null),
     ],
   };
 }

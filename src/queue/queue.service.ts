@@ -97,7 +97,7 @@ export class QueueService {
     } catch (err) {
       // A repeat join answers the place the student has (a hold or a window's change drops
       // nobody); a fault answers it too, rather than an UNAVAILABLE that hides it (API.md v3).
-      const status = await this.placedAlready(facts, studentId);
+      const status = await this.placedAlready(facts, studentId, auto);
       if (status) return { created: false, status };
       throw err;
     }
@@ -119,12 +119,18 @@ export class QueueService {
     }
   }
 
-  /** The student's status when they have a place in the lecture already, else null. */
+  /**
+   * The student's status when they have a place in the lecture already, else null; a repeat
+   * join's body applied to that place.
+   */
   private async placedAlready(
     facts: LectureFacts,
     studentId: string,
+    auto: AutoSettings | null | undefined,
   ): Promise<QueueStatusView | null> {
-    const place = await this.placeOf(facts, studentId, false).catch(() => null);
+    // The join's body still says what the place does when admitted (join-18 applies it to a
+    // place it reads): a student with a hold may turn auto-enroll off.
+    const place = await this.placeOf(facts, studentId, false, undefined, auto).catch(() => null);
     const placed = place && ['PRE_QUEUED', 'WAITING', 'ADMITTED', 'ENROLLED'].includes(place.state);
     return placed ? this.view(facts.id, place, facts) : null;
   }

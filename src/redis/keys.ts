@@ -137,7 +137,8 @@ export function studentAutoKey(studentId: string, term: string): string {
 }
 
 /**
- * String, kept a week: the mail server accepted notification `id`, whose `sent_at` PostgreSQL
+ * String, kept a week: the mail server accepted notification `id` (its row id and the
+ * microsecond it was recorded: ids repeat after a database is restored), whose `sent_at` PostgreSQL
  * could not take then (API.md v4, each mail once). A sender that claims the row later records it
  * sent instead of sending it again. One hash tag, so a batch's markers are read in one MGET.
  * Written by notifications/notification.sender.ts only.
@@ -206,7 +207,9 @@ export const KEY_OWNERS: Record<
   notificationSent: ['notifications/notification.sender.ts'],
 };
 
-/** Families a file passes to its scripts only to read them: the line admits within the seats. */
+/** Families a file passes to its scripts only to read them. */
 export const SCRIPT_READS: Record<string, LectureKeyFamily[]> = {
   [LINE]: ['facts', 'enrolled'],
+  // a give-up asks whether the place its settings were left from is still there (give-up-6)
+  [AUTO]: ['queue', 'ticketPrefix', 'inflight', 'wpre', 'draw'],
 };

@@ -6,6 +6,7 @@ import { AutoEnroller } from '../../src/auto-enroll/auto-enroller';
 import { LineStore } from '../../src/line/line.store';
 import { EnrollService } from '../../src/enroll/enroll.service';
 import { AppError } from '../../src/common/error-codes';
+import { Holds } from '../../src/holds/holds.service';
 import { createLecture, enroll, eventually, queueStatus, sleep } from '../helpers/api';
 import { inParallel } from '../helpers/http';
 import { databaseUrl } from '../helpers/pg';
@@ -171,6 +172,56 @@ describe('Automatic enrollment (API.md v4)', () => {
     expect(await statusOf(second.id, 'racer')).toMatchObject({ lastRefusal: { code: 'CREDIT_LIMIT' } }); // prettier-ignore
     expect(await ctx.redis.zcard(lectureKeys(second.id).tickets)).toBe(0);
     expect((await mails('racer')).map((m) => m.kind)).toEqual(['ENROLLED', 'GIVEN_UP']);
+  });
+
+  it("a place given up while its enroll met a fault that gave the ticket back goes at the retry, not in the ticket's five minutes", async () => {
+    const { id } = await createLecture(a.url, { capacity: 3, term: newTerm() });
+    expect((await autoJoin(id, 'faulty')).status).toBe(201);
+    const service = a.app.get(EnrollService);
+    const enrollFor = service.enroll.bind(service);
+    // The first try: the ticket taken, the limit gives the place up meanwhile (its leave finds
+    // no ticket), then a fault gives the ticket back.
+    const spy = jest.spyOn(service, 'enroll').mockImplementationOnce(async () => {
+      const holds = a.app.get(Holds);
+      const hold = (await holds.take(id, 'faulty'))!;
+      await a.app.get(AutoEnroller).giveUp(id, 'faulty', { code: 'CREDIT_LIMIT', message: 'over' }); // prettier-ignore
+      expect(await holds.giveBack(hold)).toBe(true);
+      throw new AppError('UNAVAILABLE', 'the database is unreachable; try again');
+    });
+    try {
+      await admitAll(id);
+      await eventually(async () => (await statusOf(id, 'faulty')).status === 'NOT_QUEUED', 5000);
+      expect(await statusOf(id, 'faulty')).toMatchObject({ lastRefusal: { code: 'CREDIT_LIMIT' } }); // prettier-ignore
+      expect(await ctx.redis.zcard(lectureKeys(id).tickets)).toBe(0);
+      expect(await rows(id)).toEqual([]);
+    } finally {
+      spy.mockImplementation(enrollFor);
+      spy.mockRestore();
+    }
+  });
+
+  it('settings whose place is gone are no place to give up: no refusal, no mail', async () => {
+    const { id } = await createLecture(a.url, { capacity: 3, term: newTerm() });
+    expect((await autoJoin(id, 'opener', {})).status).toBe(201); // the lecture drawn
+    // What a ticket that lapsed leaves behind.
+    await ctx.redis.hset(lectureKeys(id).auto, 'lapsed', '{}');
+    await a.app.get(AutoEnroller).giveUp(id, 'lapsed', { code: 'CREDIT_LIMIT', message: 'over' });
+    expect(await ctx.redis.hgetall(lectureKeys(id).auto)).toEqual({});
+    expect(await mails('lapsed')).toEqual([]);
+    expect(await statusOf(id, 'lapsed')).toMatchObject({ status: 'NOT_QUEUED', lastRefusal: null });
+  });
+
+  it('a repeat join refused by a hold still says what its place does: auto-enroll turned off', async () => {
+    const term = newTerm();
+    const { id } = await createLecture(a.url, { capacity: 1, term });
+    expect((await autoJoin(id, 'ahead-h', {})).status).toBe(201);
+    await admitAll(id);
+    expect((await autoJoin(id, 'held-h')).body).toMatchObject({ status: 'WAITING', autoEnroll: true }); // prettier-ignore
+    expect((await request(a.url).put('/students/held-h/holds/FIN').set(adminHeaders()).send({ message: 'Fees' })).status).toBe(200); // prettier-ignore
+    // Holds reach joins within a second.
+    await eventually(async () => (await autoJoin(id, 'held-h', { autoEnroll: false })).body.autoEnroll === false, 3000); // prettier-ignore
+    expect(await ctx.redis.hexists(lectureKeys(id).auto, 'held-h')).toBe(0);
+    expect((await statusOf(id, 'held-h')).status).toBe('WAITING');
   });
 
   it('at the limit by course: holding a section of the course gives up the places in its other sections', async () => {

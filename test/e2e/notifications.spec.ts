@@ -246,6 +246,16 @@ describe('Notifications by e-mail (API.md v4)', () => {
     expect((await listOf(app, 'tess')).map((i) => i.subject)).not.toContain(rolledBack);
   });
 
+  it('a mail recorded again under its key (a try whose commit went unanswered) is one row', async () => {
+    const key = '7f0c3a52-2c4e-4b8e-9d61-0a2b3c4d5e6f';
+    const item = { ...notice('keyed', 'recorded twice'), key };
+    const notifications = app.app.get(NotificationsService);
+    await notifications.record([item]);
+    await notifications.record([item, notice('keyed', 'recorded once')]);
+    const rows = await ctx.sql<{ subject: string }>(`SELECT subject FROM notification WHERE student_id = 'keyed' ORDER BY id`); // prettier-ignore
+    expect(rows.map((r) => r.subject)).toEqual(['recorded twice', 'recorded once']);
+  });
+
   it('a student without a known address: listed unsent, given up without a retry loop; a bad claim is no address', async () => {
     // A token without an email claim, and one whose claim is not one address.
     expect((await request(app.url).get('/me/notifications').set(as('ghost'))).status).toBe(200);
@@ -425,7 +435,7 @@ describe('Notifications with two sending instances over one database', () => {
       await a.app.get(NotificationsService).record([notice('cut', subject)]);
       await eventually(async () => sink.to(subject).length === 1, DELIVERY_MS);
       const [row] = await ctx.sql<{ id: string }>('SELECT id::text FROM notification WHERE subject = $1', [subject]); // prettier-ignore
-      expect(sink.to(subject)[0].raw).toMatch(new RegExp(`^Message-ID: <notification\\.${row.id}@uni\\.example>`, 'im')); // prettier-ignore
+      expect(sink.to(subject)[0].raw).toMatch(new RegExp(`^Message-ID: <notification\\.${row.id}\\.\\d{16}@uni\\.example>`, 'im')); // prettier-ignore
       // Its lease runs out while a still cannot write (as 120 s of an outage would): b claims it.
       await ctx.sql(`UPDATE notification SET claimed_until = now() - interval '1 second' WHERE id = $1`, [row.id]); // prettier-ignore
       bSend.mockRestore();

@@ -188,6 +188,23 @@ describe('Waitlists (API.md v4)', () => {
     }
   });
 
+  it("an ADMITTED mail that cannot be recorded at all takes the waitlist mark with it: the student's next admission is no waitlist's", async () => {
+    const id = await fullLecture('WG1', 1);
+    expect((await join(a.url, id, 'WG2')).body).toMatchObject({ status: 'WAITING', seatsLeft: 0 }); // prettier-ignore
+    const spies = [a, b].map(
+      (x) =>
+      jest.spyOn(x.app.get(NotificationsService), 'record').mockRejectedValue(new Error('refused for good')), // prettier-ignore
+    );
+    try {
+      expect((await cancelEnrollment(b.url, id, 'WG1')).status).toBe(204);
+      await eventually(async () => (await queueStatus(a.url, id, 'WG2')).body.status === 'ADMITTED', 5000); // prettier-ignore
+      await eventually(async () => spies.some((s) => s.mock.calls.length > 0), 5000);
+      await eventually(async () => (await ctx.redis.sismember(lectureKeys(id).waitlisted, 'WG2')) === 0, 5000); // prettier-ignore
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+  });
+
   it('a waitlist raised by PATCH is followed by the next join on every instance', async () => {
     const id = await fullLecture('p-holder', 0);
     expect((await join(b.url, id, 'p1')).status).toBe(409);
