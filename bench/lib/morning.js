@@ -261,6 +261,7 @@ function outcomes(m, { admitted, unsettled }, pg) {
     streamsReopened: run.reopened,
     wasted: admitted - (m.auto ? pg.rows : run.enrolls),
     grantToSeat: pg.grantToSeat,
+    wastedAtLimit: pg.wastedAtLimit,
     invariants: { ...pg.violations, ...(m.auto ? {} : { rowsVsAnswers: pg.rows - (run.enrolls - run.swaps) }) }, // prettier-ignore
   };
 }

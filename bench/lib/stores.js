@@ -128,6 +128,11 @@ async function seatInvariants(dbUrl, lectureId) {
  * what breaks it (4, the tickets' bound, lives in Redis's admission script alone), and when the
  * last seat was taken, in ms after `t0`.
  */
+/** A student's credit limit in a term, as the service's creditLimitSql reads it (MAX_CREDITS 18). */
+const creditLimitOf = (student, term) => `coalesce(
+  (SELECT st.max_credits FROM student_term st WHERE st.student_id = ${student} AND st.term = ${term}),
+  (SELECT t.max_credits FROM term t WHERE t.term = ${term}), 18)`;
+
 async function termFigures(dbUrl, term, t0) {
   return withPg(dbUrl, async (c) => {
     const count = async (sql) => Number((await c.query(`SELECT count(*) AS n FROM (${sql}) v`, [term])).rows[0].n); // prettier-ignore
@@ -190,9 +195,21 @@ async function termFigures(dbUrl, term, t0) {
                 WHERE e.term = $1 GROUP BY e.lecture_id, e.student_id, e.enrolled_at) x`,
       [term],
     );
+    // The admissions never used, and of them those granted to a student whose seats already
+    // taken (their transactions begun before the grant) left no room for this lecture's credits.
+    const unused = await c.query(
+      `SELECT count(*)::int AS unused, count(*) FILTER (WHERE held.c + l.credits > ${creditLimitOf('a.student_id', 'l.term')})::int AS at_limit
+         FROM admission a JOIN lecture l ON l.id = a.lecture_id
+         CROSS JOIN LATERAL (SELECT coalesce(sum(e.credits), 0) AS c FROM enrollment e
+                              WHERE e.student_id = a.student_id AND e.term = l.term AND e.enrolled_at < a.admitted_at) held
+        WHERE l.term = $1 AND NOT EXISTS (SELECT 1 FROM enrollment e
+                WHERE e.lecture_id = a.lecture_id AND e.student_id = a.student_id AND e.queue_seq = a.queue_seq)`,
+      [term],
+    );
     const g = grants.rows[0];
     const grantToSeat = { p50: g.p50 === null ? null : Number(g.p50), p99: g.p99 === null ? null : Number(g.p99), n: g.n }; // prettier-ignore
-    return { violations, rows: rows[0].rows, lastSeatMs: last, fullLectures: rows[0].full, grantToSeat }; // prettier-ignore
+    const wastedAtLimit = { unused: unused.rows[0].unused, atLimit: unused.rows[0].at_limit };
+    return { violations, rows: rows[0].rows, lastSeatMs: last, fullLectures: rows[0].full, grantToSeat, wastedAtLimit }; // prettier-ignore
   });
 }
 

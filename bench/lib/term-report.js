@@ -240,6 +240,12 @@ function autoTable(a, page, pgbenchTps) {
       `0: ${mark(a.wasted === 0)}`,
     ],
     [
+      '… of them granted to a student already at their limit (seats begun before the grant)',
+      ...both((t) => (t.wastedAtLimit ? `${t.wastedAtLimit.atLimit} of ${t.wastedAtLimit.unused} unused` : 'n/a')), // prettier-ignore
+      "the rest: granted before the seat that made it unusable (the limit's, or a conflict's) had begun",
+      '',
+    ],
+    [
       'seats taken; places unsettled at the end',
       ...both((t) => `${t.seatsTaken}; ${JSON.stringify(t.unsettled)}`),
       '',
