@@ -36,6 +36,12 @@ describe('Automatic enrollment (API.md v4)', () => {
   ) => request(url).post(`/lectures/${id}/queue`).set(studentHeaders(student)).send(body);
   const setLimit = (term: string, maxCredits: number) =>
     request(a.url).put(`/terms/${term}`).set(adminHeaders()).send({ maxCredits });
+  /** The next enroll on `a` runs `meanwhile` and then meets a fault (UNAVAILABLE); later ones pass. */
+  const faultOnce = (meanwhile: () => Promise<void>) =>
+    jest.spyOn(a.app.get(EnrollService), 'enroll').mockImplementationOnce(async () => {
+      await meanwhile();
+      throw new AppError('UNAVAILABLE', 'the database is unreachable; try again');
+    });
   const admitAll = async (id: number, app = a) => {
     while ((await app.app.get(AdmissionService).admit(id, 'event')) > 0);
   };
@@ -177,16 +183,13 @@ describe('Automatic enrollment (API.md v4)', () => {
   it("a place given up while its enroll met a fault that gave the ticket back goes at the retry, not in the ticket's five minutes", async () => {
     const { id } = await createLecture(a.url, { capacity: 3, term: newTerm() });
     expect((await autoJoin(id, 'faulty')).status).toBe(201);
-    const service = a.app.get(EnrollService);
-    const enrollFor = service.enroll.bind(service);
     // The first try: the ticket taken, the limit gives the place up meanwhile (its leave finds
     // no ticket), then a fault gives the ticket back.
-    const spy = jest.spyOn(service, 'enroll').mockImplementationOnce(async () => {
+    const spy = faultOnce(async () => {
       const holds = a.app.get(Holds);
       const hold = (await holds.take(id, 'faulty'))!;
       await a.app.get(AutoEnroller).giveUp(id, 'faulty', { code: 'CREDIT_LIMIT', message: 'over' }); // prettier-ignore
       expect(await holds.giveBack(hold)).toBe(true);
-      throw new AppError('UNAVAILABLE', 'the database is unreachable; try again');
     });
     try {
       await admitAll(id);
@@ -195,7 +198,6 @@ describe('Automatic enrollment (API.md v4)', () => {
       expect(await ctx.redis.zcard(lectureKeys(id).tickets)).toBe(0);
       expect(await rows(id)).toEqual([]);
     } finally {
-      spy.mockImplementation(enrollFor);
       spy.mockRestore();
     }
   });
@@ -337,11 +339,8 @@ describe('Automatic enrollment (API.md v4)', () => {
     const { id } = await createLecture(a.url, { capacity: 2, term: newTerm() });
     expect((await autoJoin(id, 'turned')).status).toBe(201);
     // The first auto-enroll meets a fault; while it lasts, the student turns auto-enroll off.
-    const service = a.app.get(EnrollService);
-    const enrollFor = service.enroll.bind(service);
-    const spy = jest.spyOn(service, 'enroll').mockImplementationOnce(async () => {
+    const spy = faultOnce(async () => {
       expect((await autoJoin(id, 'turned', { autoEnroll: false })).body).toMatchObject({ status: 'ADMITTED', autoEnroll: false }); // prettier-ignore
-      throw new AppError('UNAVAILABLE', 'the database is unreachable; try again');
     });
     try {
       await admitAll(id);
@@ -349,8 +348,7 @@ describe('Automatic enrollment (API.md v4)', () => {
       await sleep(1500); // the retries are 250 ms, 500 ms, … apart
       expect(await rows(id)).toEqual([]);
       expect(await statusOf(id, 'turned')).toMatchObject({ status: 'ADMITTED', autoEnroll: false });
-      // Their own enroll takes the ticket.
-      spy.mockImplementation(enrollFor);
+      // Their own enroll takes the ticket (the spy passes it on: its fault was once).
       expect((await enroll(a.url, id, 'turned')).status).toBe(201);
     } finally {
       spy.mockRestore();
