@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { RedisClient } from '../redis/redis-client';
 import { lectureKeys, studentAutoKey } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
-import type { AutoSettings, LastRefusal } from './auto-enroll.types';
+import { AutoSettings, LastRefusal, parseAutoValue } from './auto-enroll.types';
 
 /** How long a student's list of auto-enrolling places in a term lives after its last change. */
 const STUDENT_AUTO_TTL_MS = 14 * 24 * 3600_000;
@@ -43,8 +43,8 @@ export class AutoEnrollStore {
     const fields = studentIds.flatMap((s) => [s, refusalField(s)]);
     const values = await this.redis.hmget(lectureKeys(lectureId).auto, ...fields);
     return studentIds.map((_, i) => ({
-      settings: parse<AutoSettings>(values[2 * i]),
-      lastRefusal: parse<LastRefusal>(values[2 * i + 1]),
+      settings: parseAutoValue<AutoSettings>(values[2 * i]),
+      lastRefusal: parseAutoValue<LastRefusal>(values[2 * i + 1]),
     }));
   }
 
@@ -56,7 +56,7 @@ export class AutoEnrollStore {
     if (studentIds.length === 0) return [];
     const values = await this.redis.hmget(lectureKeys(lectureId).auto, ...studentIds);
     return studentIds.flatMap((studentId, i) => {
-      const settings = parse<AutoSettings>(values[i]);
+      const settings = parseAutoValue<AutoSettings>(values[i]);
       return settings ? [{ studentId, settings }] : [];
     });
   }
@@ -75,8 +75,9 @@ export class AutoEnrollStore {
     const flat = await this.redis.autoDue(k.tickets, k.auto, latestExpiry, limit);
     const out: { studentId: string; settings: AutoSettings | null }[] = [];
     for (let i = 0; i < flat.length; i += 2) {
-      const settings = flat[i + 1] === '' ? null : parse<AutoSettings>(flat[i + 1]);
-      if (settings || flat[i + 1] === '') out.push({ studentId: flat[i], settings });
+      const [studentId, value] = [flat[i], flat[i + 1]];
+      const settings = parseAutoValue<AutoSettings>(value);
+      if (value === '' || settings) out.push({ studentId, settings });
     }
     return out;
   }
@@ -120,12 +121,3 @@ export class AutoEnrollStore {
 
 /** The hash field of a student's last refusal: '!' never appears in a student id. */
 const refusalField = (studentId: string) => `${studentId}!`;
-
-function parse<T>(value: string | null | undefined): T | null {
-  if (!value) return null;
-  try {
-    return JSON.parse(value) as T;
-  } catch {
-    return null;
-  }
-}

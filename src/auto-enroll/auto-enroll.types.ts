@@ -11,6 +11,16 @@ export interface LastRefusal {
   conflictsWith?: number[];
 }
 
+/** A value of a lecture's auto hash (settings, a refusal); absent or unreadable reads as none. */
+export function parseAutoValue<T>(value: string | null | undefined): T | null {
+  if (!value) return null;
+  try {
+    return JSON.parse(value) as T;
+  } catch {
+    return null;
+  }
+}
+
 /** What the status says of the service enrolling the student itself. */
 export interface AutoState {
   autoEnroll: boolean;

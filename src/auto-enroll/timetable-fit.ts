@@ -5,6 +5,13 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { creditLimitSql } from '../terms/credit-limit';
 import type { LastRefusal } from './auto-enroll.types';
 
+/** A student's auto-enrolling place, and the held lecture it swaps from, if it does. */
+export interface Place {
+  studentId: string;
+  lectureId: number;
+  swapFrom?: number;
+}
+
 /**
  * Which of a student's auto-enrolling places can no longer fit their timetable (API.md v4, at
  * the limit): the lecture's credits would pass their limit (CREDIT_LIMIT), or they hold
@@ -13,13 +20,6 @@ import type { LastRefusal } from './auto-enroll.types';
  * one (the student may swap), nor a window's cap (the window closes; the limit stays), and a
  * lecture the student holds is not a place.
  */
-/** A student's auto-enrolling place, and the held lecture it swaps from, if it does. */
-export interface Place {
-  studentId: string;
-  lectureId: number;
-  swapFrom?: number;
-}
-
 @Injectable()
 export class TimetableFit {
   constructor(

@@ -9,7 +9,7 @@ import {
 import { InjectRedis } from '../redis/redis.token';
 import { ScriptError, isScriptError } from '../redis/script-commands';
 import type { QueueOrderFloor } from '../lectures/lecture.snapshots';
-import type { AutoSettings, LastRefusal } from '../auto-enroll/auto-enroll.types';
+import { AutoSettings, LastRefusal, parseAutoValue } from '../auto-enroll/auto-enroll.types';
 import { watchConnectionEpochs } from './connection-epochs';
 import {
   AdmitResult,
@@ -101,7 +101,7 @@ export class LineStore {
     const [state, detail, waiting, seatsLeft, created, room, seq, drew, opened, autoEnroll, refusal] = reply; // prettier-ignore
     if (opened === 1) this.drawSeen.set(lectureId, this.epoch);
     return {
-      auto: { autoEnroll: autoEnroll === 1, lastRefusal: parseRefusal(refusal) },
+      auto: { autoEnroll: autoEnroll === 1, lastRefusal: parseAutoValue<LastRefusal>(refusal) },
       state: state as PlaceState,
       position: state === 'WAITING' ? detail : null,
       ticketExpiresAt: state === 'ADMITTED' && detail > 0 ? detail : null,
@@ -530,15 +530,5 @@ export class LineStore {
   /** Their admission is answered (its mails recorded): the marks go. */
   async unmarkWaitlisted(lectureId: number, studentIds: string[]): Promise<void> {
     if (studentIds.length > 0) await this.redis.srem(lectureKeys(lectureId).waitlisted, ...studentIds); // prettier-ignore
-  }
-}
-
-/** A refusal as join-18 answers it (JSON, '' for none); unreadable reads as none. */
-function parseRefusal(text: string): LastRefusal | null {
-  if (!text) return null;
-  try {
-    return JSON.parse(text) as LastRefusal;
-  } catch {
-    return null;
   }
 }

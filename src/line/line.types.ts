@@ -97,8 +97,6 @@ export interface AdmitResult {
   drew: boolean;
   /** this call ran a registration window's draw of the lecture (record it too) */
   windowDrew?: boolean;
-  /** read with the place (API.md v4): it auto-enrolls, and why the last one was given up */
-  auto?: AutoState;
 }
 
 /** One enroll's hold in Redis: the student, and the deadline consume-5 set (ms) that names it. */

@@ -313,7 +313,8 @@ const CLAIM_SQL = `
     FROM due
    WHERE n.id = due.id
   RETURNING n.id::text AS id,
-            n.id || '.' || (extract(epoch FROM n.created_at) * 1000000)::bigint AS mail_id, n.student_id, n.kind, n.lecture_id, n.subject, n.body,
+            n.id || '.' || (extract(epoch FROM n.created_at) * 1000000)::bigint AS mail_id,
+            n.student_id, n.kind, n.lecture_id, n.subject, n.body,
             (SELECT c.email FROM student_contact c WHERE c.student_id = n.student_id) AS email`;
 
 const SENT_SQL = `

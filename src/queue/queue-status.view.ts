@@ -10,8 +10,6 @@ export class LastRefusalView {
   conflictsWith?: number[];
 }
 
-export type { AutoState };
-
 export const NO_AUTO: AutoState = { autoEnroll: false, lastRefusal: null };
 
 /** The `QueueStatus` JSON of API.md. */

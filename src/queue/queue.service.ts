@@ -17,8 +17,8 @@ import { LineStore } from '../line/line.store';
 import { Place, QueueShape, WindowOpening } from '../line/line.types';
 import { RegistrationService } from '../registration/registration.service';
 import { AutoEnrollStore } from '../auto-enroll/auto-enroll.store';
-import type { AutoSettings } from '../auto-enroll/auto-enroll.types';
-import { AutoState, NO_AUTO, QueueStatusView, toQueueStatusView } from './queue-status.view';
+import type { AutoSettings, AutoState } from '../auto-enroll/auto-enroll.types';
+import { NO_AUTO, QueueStatusView, toQueueStatusView } from './queue-status.view';
 import { AutoKnown } from './auto-known';
 
 export class LectureStats {

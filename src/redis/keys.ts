@@ -138,9 +138,9 @@ export function studentAutoKey(studentId: string, term: string): string {
 
 /**
  * String, kept a week: the mail server accepted notification `id` (its row id and the
- * microsecond it was recorded: ids repeat after a database is restored), whose `sent_at` PostgreSQL
- * could not take then (API.md v4, each mail once). A sender that claims the row later records it
- * sent instead of sending it again. One hash tag, so a batch's markers are read in one MGET.
+ * microsecond it was recorded: ids repeat after a database is restored), whose `sent_at`
+ * PostgreSQL could not take then (API.md v4, each mail once). A sender that claims the row later
+ * records it sent instead of sending it again. One hash tag, so a batch's markers are read in one MGET.
  * Written by notifications/notification.sender.ts only.
  */
 export function notificationSentKey(id: string): string {

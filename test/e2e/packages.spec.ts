@@ -2,6 +2,7 @@ import request from 'supertest';
 import { Client } from 'pg';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { SeatTransactions } from '../../src/enroll/seat.transactions';
+import { EnrollService } from '../../src/enroll/enroll.service';
 import { databaseUrl } from '../helpers/pg';
 import {
   cancelEnrollment,
@@ -10,7 +11,6 @@ import {
   join,
   leave,
   queueStatus,
-  sleep,
 } from '../helpers/api';
 import { TIMETABLE_VIOLATIONS } from '../helpers/invariants';
 import { RunningApp, TestContext } from '../helpers/test-context';
@@ -376,7 +376,9 @@ describe('Packages: a primary section taken with one secondary of each component
       await eventually(async () => (await ctx.lockWaiters()) > 0, 5000);
       const rest = students.slice(1).map((s, i) => enroll(c.lec, s, { sections: [i % 2 ? c.dis2 : c.dis1, c.lab] }).then((r) => r)); // prettier-ignore
       await eventually(async () => spy.mock.calls.length === 1, 5000);
-      await sleep(200); // the rest's tickets consumed and queued
+      // The eleven queued behind the first's transaction on this instance's batcher.
+      const batcher = (apps[0].app.get(EnrollService) as unknown as { batcher: { queues: Map<number, unknown[]> } }).batcher; // prettier-ignore
+      await eventually(async () => batcher.queues.get(c.lec)?.length === 11, 5000);
       await locker.query('COMMIT');
       answers = await Promise.all([first, ...rest]);
       batches = spy.mock.calls.map(([, choices]) => choices.map((x) => x.requests.length));
