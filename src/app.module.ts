@@ -8,6 +8,7 @@ import { EnrollModule } from './enroll/enroll.module';
 import { AutoEnrollModule } from './auto-enroll/auto-enroll.module';
 import { FairnessModule } from './fairness/fairness.module';
 import { HealthModule } from './health/health.module';
+import { MemoryModule } from './memory/memory.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { LecturesModule } from './lectures/lectures.module';
@@ -42,6 +43,7 @@ export class AppModule {
         EnrollModule,
         AutoEnrollModule,
         LiveModule,
+        MemoryModule,
       ],
     };
   }

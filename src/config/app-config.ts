@@ -37,6 +37,11 @@ export interface AppConfig {
   rateLimitPerSecond: number;
   /** The body limit of the catalog import, in bytes (every other route keeps 16 KiB). */
   bulkBodyLimitBytes: number;
+  /**
+   * Seconds of an idle event loop after which memory a burst left behind is given back (see
+   * memory/); 0: never.
+   */
+  memoryReclaimIdleSeconds: number;
   /** Live queue streams one instance holds at most; beyond, opening one answers 503. */
   maxStreams: number;
   /** Origins whose browser apps may call the API (CORS); empty: none but the service's own pages. */

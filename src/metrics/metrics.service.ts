@@ -63,6 +63,13 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly reclaimSeconds = new Histogram({
+    name: 'enroll_memory_reclaim_seconds',
+    help: 'Pauses of the full collections that gave memory back once the service was idle',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
   /** One Redis read per scrape, shared by both per-lecture gauges (collected concurrently). */
   private queueScrape?: Promise<QueueFigures[]>;
 
@@ -120,6 +127,10 @@ export class MetricsService {
 
   draw(lectureId: number, seconds: number): void {
     this.drawSeconds.observe({ lecture: String(lectureId) }, seconds);
+  }
+
+  memoryReclaimed(seconds: number): void {
+    this.reclaimSeconds.observe(seconds);
   }
 
   storeError(store: 'postgres' | 'redis' | 'unknown'): void {

@@ -89,6 +89,8 @@ export class TestContext {
       rateLimitPerSecond: 0,
       bulkBodyLimitBytes: 32 * 2 ** 20,
       maxStreams: 20_000,
+      // Off: a full collection of the test process would pause every app in it at random.
+      memoryReclaimIdleSeconds: 0,
       corsOrigins: [],
       logLevel: 'silent',
       accessLog: 'all',

@@ -24,6 +24,7 @@ describe(loadConfig.name, () => {
       bulkBodyLimitBytes: 32 * 2 ** 20,
       enrollHoldMs: 10_000,
       maxStreams: 20_000,
+      memoryReclaimIdleSeconds: 3,
     });
   });
 
@@ -95,6 +96,13 @@ describe(loadConfig.name, () => {
     expect(loadConfig({ ...secret, WAITLIST_SIZE: '10000' }).admission.waitlist).toBe(10_000);
     for (const bad of ['-1', '10001', '1.5', 'many']) {
       expect(() => loadConfig({ ...secret, WAITLIST_SIZE: bad })).toThrow(/WAITLIST_SIZE/);
+    }
+  });
+
+  it('MEMORY_RECLAIM_IDLE_SECONDS: idle seconds before memory is given back, 0 (never) to 3600', () => {
+    expect(loadConfig({ ...secret, MEMORY_RECLAIM_IDLE_SECONDS: '0' }).memoryReclaimIdleSeconds).toBe(0); // prettier-ignore
+    for (const bad of ['-1', '3601', '0.5', 'soon']) {
+      expect(() => loadConfig({ ...secret, MEMORY_RECLAIM_IDLE_SECONDS: bad })).toThrow(/MEMORY_RECLAIM_IDLE_SECONDS/); // prettier-ignore
     }
   });
 

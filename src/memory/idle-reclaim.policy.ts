@@ -1,0 +1,30 @@
+/** How far RSS must have grown since the last give-back before another is worth its pause. */
+export const MIN_GROWTH_MB = 32;
+/** A second whose event loop was busy less than this is idle. */
+export const IDLE_UTILIZATION = 0.05;
+
+/**
+ * When to give memory back to the system: once the service has been idle for `idleSamples`
+ * samples in a row (one a second) and RSS has grown by `MIN_GROWTH_MB` since the last time.
+ * The growth condition keeps a quiet service from paying a full collection every few seconds;
+ * the idle run keeps the pause out of a morning's bursts.
+ */
+export class IdleReclaimPolicy {
+  private idleRun = 0;
+  private floorMb: number | null = null;
+
+  constructor(private readonly idleSamples: number) {}
+
+  /** One sample: the event loop's utilization since the last one and RSS now. True: now. */
+  sample(utilization: number, rssMb: number): boolean {
+    this.floorMb ??= rssMb;
+    this.idleRun = utilization < IDLE_UTILIZATION ? this.idleRun + 1 : 0;
+    return this.idleRun >= this.idleSamples && rssMb - this.floorMb >= MIN_GROWTH_MB;
+  }
+
+  /** Memory was given back: RSS is now `rssMb`, and growth counts from there. */
+  reclaimed(rssMb: number): void {
+    this.idleRun = 0;
+    this.floorMb = rssMb;
+  }
+}

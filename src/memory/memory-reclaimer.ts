@@ -1,0 +1,90 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+} from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { MetricsService } from '../metrics/metrics.service';
+import { IdleReclaimPolicy } from './idle-reclaim.policy';
+
+type FullCollection = (options: {
+  type: 'major';
+  execution: 'sync';
+  flavor: 'last-resort';
+}) => void;
+
+export interface Reclaim {
+  rssBeforeMb: number;
+  rssAfterMb: number;
+  pauseMs: number;
+}
+
+const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
+
+/**
+ * Gives the registration morning's memory back once the service is idle after it. V8 keeps
+ * the heap pages a morning's garbage needed and the pool of freed ones after every ordinary
+ * collection, so RSS stayed ~350 MB at the end of a 5,000-student morning whose live heap was
+ * ~70 MB (bench/RESULTS.md, Memory). A "last resort" full collection — the one V8 runs under
+ * memory pressure — compacts and returns them, at the cost of one pause of a few hundred ms,
+ * taken only when the event loop has been idle for MEMORY_RECLAIM_IDLE_SECONDS.
+ */
+@Injectable()
+export class MemoryReclaimer implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(MemoryReclaimer.name);
+  private timer?: NodeJS.Timeout;
+  /** What the last give-back did, and how many there were (for the logs' reader and tests). */
+  last: Reclaim | null = null;
+  count = 0;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const idleSeconds = this.config.memoryReclaimIdleSeconds;
+    if (idleSeconds <= 0) return;
+    const collect = fullCollection();
+    const policy = new IdleReclaimPolicy(idleSeconds);
+    let since = performance.eventLoopUtilization();
+    this.timer = setInterval(() => {
+      const now = performance.eventLoopUtilization();
+      const busy = performance.eventLoopUtilization(now, since).utilization;
+      since = now;
+      if (!policy.sample(busy, mb(process.memoryUsage.rss()))) return;
+      const reclaim = this.reclaim(collect);
+      policy.reclaimed(reclaim.rssAfterMb);
+    }, 1000);
+    this.timer.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  private reclaim(collect: FullCollection): Reclaim {
+    const rssBeforeMb = mb(process.memoryUsage.rss());
+    const started = performance.now();
+    collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    const pauseMs = Math.round(performance.now() - started);
+    this.last = { rssBeforeMb, rssAfterMb: mb(process.memoryUsage.rss()), pauseMs };
+    this.count++;
+    this.metrics.memoryReclaimed(pauseMs / 1000);
+    this.logger.log(`idle: memory given back, RSS ${rssBeforeMb} → ${this.last.rssAfterMb} MB in a ${pauseMs} ms pause`); // prettier-ignore
+    return this.last;
+  }
+}
+
+/** V8's full collection: `gc` when node runs with --expose-gc, else fetched from a new context. */
+function fullCollection(): FullCollection {
+  const exposed = (globalThis as { gc?: FullCollection }).gc;
+  if (exposed) return exposed;
+  setFlagsFromString('--expose-gc'); // takes effect in contexts made from now on
+  return runInNewContext('gc') as FullCollection;
+}
