@@ -281,7 +281,8 @@ async function termMain() {
     throw new Error('--term-students must be an integer above 1');
   }
   log(`registration morning: ${students} students, mode ${MODE}`);
-  // --term alone also reads the service's memory after 15 s idle at the end.
+  // --term alone also reads the service's memory at rest: 15 s after the morning, pages open,
+  // and once the pages have closed.
   const morning = await withService(
     MODE,
     (api, admin) => termMorning(api, admin, { students, restMs: 15_000 }),

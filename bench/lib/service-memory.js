@@ -1,7 +1,7 @@
 // What the service holds in memory at a moment of a run: RSS beside the V8 heap, and on
 // request a heap snapshot (to compare what holds the difference between two moments).
 const { readdirSync } = require('node:fs');
-const { rssMb } = require('./processes');
+const { rssMb, lazyFreeMb } = require('./processes');
 const { sleep } = require('./load');
 
 /**
@@ -18,11 +18,20 @@ const snapshotNodeArgs = () =>
 async function heapMb(api) {
   const res = await api.pool.request({ method: 'GET', path: '/metrics' });
   const text = await res.body.text();
-  const mb = (name) => {
+  const figure = (name) => {
     const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-    return m ? Number(m[1]) / 2 ** 20 : null;
+    return m ? Number(m[1]) : null;
   };
-  return { used: mb('nodejs_heap_size_used_bytes'), total: mb('nodejs_heap_size_total_bytes') };
+  const mb = (name) => (figure(name) === null ? null : figure(name) / 2 ** 20);
+  return {
+    used: mb('nodejs_heap_size_used_bytes'),
+    total: mb('nodejs_heap_size_total_bytes'),
+    // The full collections that gave memory back once idle (memory/), and the event loop's
+    // utilization over the last second, which decides when the service is idle.
+    reclaims: figure('enroll_memory_reclaim_seconds_count'),
+    reclaimSeconds: figure('enroll_memory_reclaim_seconds_sum'),
+    utilization: figure('nodejs_eventloop_utilization'),
+  };
 }
 
 /**
@@ -32,7 +41,16 @@ async function heapMb(api) {
 async function memoryAt(api) {
   const rss = rssMb(api.servicePid);
   const heap = await heapMb(api);
-  const figures = { rssMb: rss, heapUsedMb: heap.used, heapTotalMb: heap.total, heapLiveMb: null };
+  const figures = {
+    rssMb: rss,
+    lazyFreeMb: lazyFreeMb(api.servicePid),
+    heapUsedMb: heap.used,
+    heapTotalMb: heap.total,
+    heapLiveMb: null,
+    reclaims: heap.reclaims,
+    reclaimSeconds: heap.reclaimSeconds,
+    utilization: heap.utilization,
+  };
   if (SNAPSHOT_DIR) {
     const before = readdirSync(SNAPSHOT_DIR).length;
     process.kill(api.servicePid, 'SIGUSR2');

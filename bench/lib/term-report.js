@@ -179,6 +179,18 @@ function windowsTable(t, one, pgbenchTps) {
  * with BENCH_HEAP_SNAPSHOTS) with every stream open before the opening and at the end of the
  * morning; and the peak. The target: 300 MB at both moments.
  */
+/** RSS at rest after the morning: when the service gave memory back, and its pause. */
+function restRow(atRest, detail, when = 'the end') {
+  const gaveBack = atRest.reclaims > 0;
+  return [
+    `service RSS ${f(atRest.seconds)} s after ${when} (MB)`,
+    f(atRest.rssMb),
+    `${detail}; ${gaveBack ? `memory given back: ${atRest.reclaims} full collection(s), ${f(atRest.reclaimSeconds * 1000)} ms pause in all` : 'memory not given back (never idle)'}`,
+    '',
+    `≤ 300: ${mark(atRest.rssMb !== null && atRest.rssMb <= 300)}`,
+  ];
+}
+
 function memoryRows(t) {
   const { streamsOpen, atEnd } = t.memory;
   const heap = (m) =>
@@ -193,9 +205,8 @@ function memoryRows(t) {
       '',
       `≤ 300 at both: ${mark(within(streamsOpen) && within(atEnd))}`,
     ],
-    ...(t.memory.atRest
-      ? [['service RSS after 15 s idle at the end (MB)', f(t.memory.atRest.rssMb), heap(t.memory.atRest), '', '']] // prettier-ignore
-      : []),
+    ...(t.memory.atRest ? [restRow(t.memory.atRest, heap(t.memory.atRest), 'the end, the pages open')] : []), // prettier-ignore
+    ...(t.memory.pagesClosed ? [restRow(t.memory.pagesClosed, heap(t.memory.pagesClosed), 'the pages closed')] : []), // prettier-ignore
     ['service peak RSS over the whole run (MB)', f(t.rssMb), '', '', ''],
   ];
 }
@@ -263,6 +274,16 @@ function autoTable(a, page, pgbenchTps) {
       '',
       `≤ 300 at both: ${mark(within(a.memory.streamsOpen) && within(a.memory.atEnd))}`,
     ],
+    ...(a.memory.atRest
+      ? [
+          [
+            'service RSS 15 s after the end, pages open / once the pages closed (MB)',
+            ...both((t) => (t.memory.atRest ? `${f(t.memory.atRest.rssMb)} / ${f(t.memory.pagesClosed.rssMb)}` : 'n/a')), // prettier-ignore
+            '',
+            `≤ 300: ${mark(a.memory.atRest.rssMb <= 300)} / ${mark(a.memory.pagesClosed.rssMb <= 300)}`,
+          ],
+        ]
+      : []),
     ['status frames received per second from the opening, all streams', ...both((t) => f(t.framesPerSecond)), '', ''], // prettier-ignore
   ];
   const header =

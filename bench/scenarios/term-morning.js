@@ -13,6 +13,16 @@ const { PLAN, LECTURES, CALLS_AT_ONCE, LATER_MS } = morning;
 
 let mornings = 0;
 
+/** Memory once the service has given memory back since `before` (or `restMs` after `from`). */
+async function memoryAtRest(api, before, from, restMs) {
+  for (;;) {
+    const m = await memoryAt(api);
+    const seconds = (Date.now() - from) / 1000;
+    if (m.reclaims > (before.reclaims ?? 0) || seconds * 1000 >= restMs) return { ...m, seconds };
+    await sleep(1000);
+  }
+}
+
 /**
  * What Join all costs against the separate joins it replaces: half the students join five
  * lectures with five POST …/queue each, the other half with one Join all each, the same number
@@ -80,10 +90,13 @@ async function termMorning(api, admin, { students: n, restMs = 0, auto = false }
   const endedAt = Date.now();
   const framesPerSecond = (m.run.frames - frames0) / ((endedAt - opensAt) / 1000);
   const atEnd = await memoryAt(api);
-  // With `restMs`, once more after the service has been idle that long: what it keeps after
-  // the morning (V8 collects when allocation has stopped for some seconds, not at once).
-  const atRest = restMs > 0 ? (await sleep(restMs), await memoryAt(api)) : null;
+  // With `restMs`, once more `restMs` after the end, the pages still open (and still reopening
+  // the streams the service ended), or sooner if the service gave memory back meanwhile
+  // (memory/: after a few idle seconds); and once more after the pages have closed.
+  const atRest = restMs > 0 ? await memoryAtRest(api, atEnd, endedAt, restMs) : null;
   const end = await morning.closePages(api, admin, m);
+  const closedAt = Date.now();
+  const pagesClosed = restMs > 0 ? await memoryAtRest(api, atRest, closedAt, 30_000) : null;
   const pg = await stores.termFigures(DB_URL, term, opensAt);
   return {
     ...morning.outcomes(m, end, pg),
@@ -91,7 +104,7 @@ async function termMorning(api, admin, { students: n, restMs = 0, auto = false }
     streamsPerStudent: opened.streams / n,
     // At the end: every student settled, their streams still open (the service's peak RSS is
     // `rssMb`, which withService sets).
-    memory: { streamsOpen, atEnd, atRest },
+    memory: { streamsOpen, atEnd, atRest, pagesClosed },
     joinAll,
     separateJoins: cost.separate,
     joinAllAlone: cost.together,

@@ -1,7 +1,7 @@
 /** How far RSS must have grown since the last give-back before another is worth its pause. */
 export const MIN_GROWTH_MB = 32;
-/** A second whose event loop was busy less than this is idle. */
-export const IDLE_UTILIZATION = 0.05;
+/** A second whose event loop was busy less than this is idle (light traffic counts as idle). */
+export const IDLE_UTILIZATION = 0.3;
 
 /**
  * When to give memory back to the system: once the service has been idle for `idleSamples`

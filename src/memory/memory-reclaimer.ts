@@ -49,17 +49,16 @@ export class MemoryReclaimer implements OnApplicationBootstrap, OnModuleDestroy 
 
   onApplicationBootstrap(): void {
     const idleSeconds = this.config.memoryReclaimIdleSeconds;
-    if (idleSeconds <= 0) return;
-    const collect = fullCollection();
-    const policy = new IdleReclaimPolicy(idleSeconds);
+    const giveBack = idleSeconds > 0 ? { policy: new IdleReclaimPolicy(idleSeconds), collect: fullCollection() } : null; // prettier-ignore
     let since = performance.eventLoopUtilization();
+    // Sampled whether or not memory is given back: operators read it in /metrics.
     this.timer = setInterval(() => {
       const now = performance.eventLoopUtilization();
       const busy = performance.eventLoopUtilization(now, since).utilization;
       since = now;
-      if (!policy.sample(busy, mb(process.memoryUsage.rss()))) return;
-      const reclaim = this.reclaim(collect);
-      policy.reclaimed(reclaim.rssAfterMb);
+      this.metrics.eventLoopUtilization(busy);
+      if (!giveBack?.policy.sample(busy, mb(process.memoryUsage.rss()))) return;
+      giveBack.policy.reclaimed(this.reclaim(giveBack.collect).rssAfterMb);
     }, 1000);
     this.timer.unref();
   }

@@ -70,6 +70,12 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly loopUtilization = new Gauge({
+    name: 'nodejs_eventloop_utilization',
+    help: 'Share of the last second the event loop was busy (sampled while the idle memory give-back is on)',
+    registers: [this.registry],
+  });
+
   /** One Redis read per scrape, shared by both per-lecture gauges (collected concurrently). */
   private queueScrape?: Promise<QueueFigures[]>;
 
@@ -127,6 +133,10 @@ export class MetricsService {
 
   draw(lectureId: number, seconds: number): void {
     this.drawSeconds.observe({ lecture: String(lectureId) }, seconds);
+  }
+
+  eventLoopUtilization(share: number): void {
+    this.loopUtilization.set(share);
   }
 
   memoryReclaimed(seconds: number): void {

@@ -41,5 +41,6 @@ describe('Memory given back after a burst (MEMORY_RECLAIM_IDLE_SECONDS)', () => 
     expect(reclaimer.last!.rssAfterMb).toBeLessThan(reclaimer.last!.rssBeforeMb);
     const metrics = await request(url).get('/metrics');
     expect(metrics.text).toMatch(/^enroll_memory_reclaim_seconds_count 1$/m);
+    expect(metrics.text).toMatch(/^nodejs_eventloop_utilization [\d.e-]+$/m);
   });
 });

@@ -24,7 +24,7 @@ describe(loadConfig.name, () => {
       bulkBodyLimitBytes: 32 * 2 ** 20,
       enrollHoldMs: 10_000,
       maxStreams: 20_000,
-      memoryReclaimIdleSeconds: 3,
+      memoryReclaimIdleSeconds: 2,
     });
   });
 
