@@ -28,6 +28,8 @@ const { values: opt } = parseArgs({
     windows: { type: 'string' },
     // --term: the morning again with Join all auto-enrolling (--no-auto: not)
     'no-auto': { type: 'boolean', default: false },
+    // --term: seconds from Join all to the opening (a real morning's pages wait minutes idle)
+    'opening-in': { type: 'string', default: '2' },
     'hot-path': { type: 'boolean', default: false },
     'hot-requests': { type: 'string' },
     catalog: { type: 'boolean', default: false },
@@ -38,6 +40,10 @@ const { values: opt } = parseArgs({
 const STUDENTS = Number(opt.students);
 const SEATS = Number(opt.seats);
 const CATALOG_SECTIONS = Number(opt['catalog-sections']);
+const OPENING_IN_MS = Number(opt['opening-in']) * 1000;
+if (!(OPENING_IN_MS >= 1000 && OPENING_IN_MS <= 600_000)) {
+  throw new Error('--opening-in must be 1 to 600 seconds');
+}
 if (!(
   Number.isSafeInteger(CATALOG_SECTIONS) &&
   CATALOG_SECTIONS > 0 &&
@@ -101,5 +107,5 @@ const WARM_UP_REQUESTS = 1000;
 module.exports = {
   ROOT, opt, STUDENTS, SEATS, CONNECTIONS, MODES, MODE, CLIENTS, PG_SERVER, CLUSTER_DIR,
   CLUSTER_SEEDS, REDIS_URL, REDIS_ENV, DB, DB_URL, PREFIX, SECRET, STAMPEDE_TIMEOUT_MS,
-  WARM_UP_REQUESTS, CATALOG_SECTIONS, WINDOWS, token, log,
+  WARM_UP_REQUESTS, CATALOG_SECTIONS, OPENING_IN_MS, WINDOWS, token, log,
 }; // prettier-ignore

@@ -7,7 +7,7 @@ const stores = require('../lib/stores');
 const { memoryAt } = require('../lib/service-memory');
 const { createLecture } = require('../lib/lectures');
 const morning = require('../lib/morning');
-const { REDIS_URL, DB_URL, STAMPEDE_TIMEOUT_MS, log } = require('../lib/run-config');
+const { REDIS_URL, DB_URL, STAMPEDE_TIMEOUT_MS, OPENING_IN_MS, log } = require('../lib/run-config');
 
 const { PLAN, LECTURES, CALLS_AT_ONCE, LATER_MS } = morning;
 
@@ -81,8 +81,8 @@ async function termMorning(api, admin, { students: n, restMs = 0, auto = false }
   const joinAll = await morning.joinAllPreQueued(api, m);
 
   // Registration opens: every lecture's opensAt moved to a moment from now (the pre-queue
-  // stays, and is drawn then).
-  const opensAt = Date.now() + 2000;
+  // stays, and is drawn then), 2 s unless --opening-in says otherwise.
+  const opensAt = Date.now() + OPENING_IN_MS;
   for (const s of m.students) s.opensAt = opensAt;
   await morning.openLectures(api, admin, m, opensAt);
   const frames0 = m.run.frames;

@@ -90,7 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND ?? 20,
     bulkBodyLimitBytes: (e.BULK_BODY_LIMIT_MB ?? 32) * 2 ** 20,
     maxStreams: e.MAX_STREAMS ?? 20_000,
-    memoryReclaimIdleSeconds: e.MEMORY_RECLAIM_IDLE_SECONDS ?? 2,
+    memoryReclaimIdleSeconds: e.MEMORY_RECLAIM_IDLE_SECONDS ?? 0,
     corsOrigins,
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? DEFAULT_MAIL_FROM },
     logLevel: e.LOG_LEVEL ?? 'info',

@@ -1,4 +1,4 @@
-import { IdleReclaimPolicy, MIN_GROWTH_MB } from '../../src/memory/idle-reclaim.policy';
+import { IdleReclaimPolicy, MIN_GROWTH_MB, MIN_SAMPLES_BETWEEN } from '../../src/memory/idle-reclaim.policy'; // prettier-ignore
 
 describe('When memory is given back (IdleReclaimPolicy)', () => {
   const BUSY = 0.9;
@@ -23,11 +23,16 @@ describe('When memory is given back (IdleReclaimPolicy)', () => {
     for (let i = 0; i < 30; i++) expect(policy.sample(IDLE, 150 + MIN_GROWTH_MB - 1)).toBe(false);
   });
 
-  it('after a give-back, growth counts from what it left', () => {
+  it('after a give-back, growth counts from what it left, and the next waits a minute', () => {
     const policy = new IdleReclaimPolicy(1);
     policy.sample(IDLE, 100);
     expect(policy.sample(IDLE, 300)).toBe(true);
     policy.reclaimed(250);
+    const grown = 250 + MIN_GROWTH_MB;
+    const answers = Array.from({ length: MIN_SAMPLES_BETWEEN }, () => policy.sample(IDLE, grown));
+    expect(answers.indexOf(true)).toBe(MIN_SAMPLES_BETWEEN - 1); // the 60th second, not before
+    policy.reclaimed(250);
+    for (let i = 0; i < MIN_SAMPLES_BETWEEN; i++) policy.sample(IDLE, 250);
     expect(policy.sample(IDLE, 250 + MIN_GROWTH_MB - 1)).toBe(false);
     expect(policy.sample(IDLE, 250 + MIN_GROWTH_MB)).toBe(true);
   });

@@ -24,7 +24,7 @@ describe(loadConfig.name, () => {
       bulkBodyLimitBytes: 32 * 2 ** 20,
       enrollHoldMs: 10_000,
       maxStreams: 20_000,
-      memoryReclaimIdleSeconds: 2,
+      memoryReclaimIdleSeconds: 0,
     });
   });
 
@@ -99,8 +99,8 @@ describe(loadConfig.name, () => {
     }
   });
 
-  it('MEMORY_RECLAIM_IDLE_SECONDS: idle seconds before memory is given back, 0 (never) to 3600', () => {
-    expect(loadConfig({ ...secret, MEMORY_RECLAIM_IDLE_SECONDS: '0' }).memoryReclaimIdleSeconds).toBe(0); // prettier-ignore
+  it('MEMORY_RECLAIM_IDLE_SECONDS: idle seconds before memory is given back, 0 (never, the default) to 3600', () => {
+    expect(loadConfig({ ...secret, MEMORY_RECLAIM_IDLE_SECONDS: '2' }).memoryReclaimIdleSeconds).toBe(2); // prettier-ignore
     for (const bad of ['-1', '3601', '0.5', 'soon']) {
       expect(() => loadConfig({ ...secret, MEMORY_RECLAIM_IDLE_SECONDS: bad })).toThrow(/MEMORY_RECLAIM_IDLE_SECONDS/); // prettier-ignore
     }
