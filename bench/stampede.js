@@ -3,7 +3,8 @@
 // machine and reports every figure beside a reference measured in the same run.
 //   npm run bench -- [--students 5000] [--seats 500] [--mode pubsub,keyspace,cron] [--json FILE]
 //   npm run bench -- --term [--term-students 5000]   (a whole term's registration morning alone,
-//                                          then again with Join all auto-enrolling; --no-auto: not)
+//                                          then again with Join all auto-enrolling; --no-auto: not;
+//                                          --opening-in S: the pages idle S s before the opening)
 //   npm run bench -- --term --windows 4   (the same morning, then again in 4 registration windows
 //                                          by cohort, one opening after another; the default run
 //                                          does both scaled down, in --windows N or 4)

@@ -30,7 +30,7 @@ async function heapMb(api) {
     // utilization over the last second, which decides when the service is idle.
     reclaims: figure('enroll_memory_reclaim_seconds_count'),
     reclaimSeconds: figure('enroll_memory_reclaim_seconds_sum'),
-    utilization: figure('nodejs_eventloop_utilization'),
+    utilization: figure('enroll_eventloop_utilization_ratio'),
   };
 }
 
@@ -39,8 +39,10 @@ async function heapMb(api) {
  * in use after it (`live`: what survives a full collection).
  */
 async function memoryAt(api) {
-  const rss = rssMb(api.servicePid);
+  // /metrics first: a collection it counts has ended (it pauses the service), so RSS read after
+  // the answer is RSS after it.
   const heap = await heapMb(api);
+  const rss = rssMb(api.servicePid);
   const figures = {
     rssMb: rss,
     lazyFreeMb: lazyFreeMb(api.servicePid),

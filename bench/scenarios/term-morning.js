@@ -18,7 +18,10 @@ async function memoryAtRest(api, before, from, restMs) {
   for (;;) {
     const m = await memoryAt(api);
     const seconds = (Date.now() - from) / 1000;
-    if (m.reclaims > (before.reclaims ?? 0) || seconds * 1000 >= restMs) return { ...m, seconds };
+    // The collections since `before`, and their pauses: a morning's own are not these.
+    const gaveBack = m.reclaims - (before.reclaims ?? 0);
+    const pauseMs = (m.reclaimSeconds - (before.reclaimSeconds ?? 0)) * 1000;
+    if (gaveBack > 0 || seconds * 1000 >= restMs) return { ...m, seconds, gaveBack, pauseMs };
     await sleep(1000);
   }
 }

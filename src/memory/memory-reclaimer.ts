@@ -18,7 +18,7 @@ type FullCollection = (options: {
   flavor: 'last-resort';
 }) => void;
 
-export interface Reclaim {
+interface Reclaim {
   rssBeforeMb: number;
   rssAfterMb: number;
   pauseMs: number;
@@ -38,9 +38,6 @@ const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 export class MemoryReclaimer implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(MemoryReclaimer.name);
   private timer?: NodeJS.Timeout;
-  /** What the last give-back did, and how many there were (for the logs' reader and tests). */
-  last: Reclaim | null = null;
-  count = 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -48,8 +45,7 @@ export class MemoryReclaimer implements OnApplicationBootstrap, OnModuleDestroy 
   ) {}
 
   onApplicationBootstrap(): void {
-    const idleSeconds = this.config.memoryReclaimIdleSeconds;
-    const giveBack = idleSeconds > 0 ? { policy: new IdleReclaimPolicy(idleSeconds), collect: fullCollection() } : null; // prettier-ignore
+    const policy = this.config.memoryReclaimIdleSeconds > 0 ? new IdleReclaimPolicy(this.config.memoryReclaimIdleSeconds) : null; // prettier-ignore
     let since = performance.eventLoopUtilization();
     // Sampled whether or not memory is given back: operators read it in /metrics.
     this.timer = setInterval(() => {
@@ -57,8 +53,9 @@ export class MemoryReclaimer implements OnApplicationBootstrap, OnModuleDestroy 
       const busy = performance.eventLoopUtilization(now, since).utilization;
       since = now;
       this.metrics.eventLoopUtilization(busy);
-      if (!giveBack?.policy.sample(busy, mb(process.memoryUsage.rss()))) return;
-      giveBack.policy.reclaimed(this.reclaim(giveBack.collect).rssAfterMb);
+      if (!policy?.sample(busy, mb(process.memoryUsage.rss()))) return;
+      const reclaim = this.reclaim();
+      if (reclaim) policy.reclaimed(reclaim.rssAfterMb);
     }, 1000);
     this.timer.unref();
   }
@@ -67,16 +64,26 @@ export class MemoryReclaimer implements OnApplicationBootstrap, OnModuleDestroy 
     clearInterval(this.timer);
   }
 
-  private reclaim(collect: FullCollection): Reclaim {
-    const rssBeforeMb = mb(process.memoryUsage.rss());
-    const started = performance.now();
-    collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-    const pauseMs = Math.round(performance.now() - started);
-    this.last = { rssBeforeMb, rssAfterMb: mb(process.memoryUsage.rss()), pauseMs };
-    this.count++;
-    this.metrics.memoryReclaimed(pauseMs / 1000);
-    this.logger.log(`idle: memory given back, RSS ${rssBeforeMb} → ${this.last.rssAfterMb} MB in a ${pauseMs} ms pause`); // prettier-ignore
-    return this.last;
+  /** V8's collector, fetched at the first give-back (never, while the give-back is off). */
+  private collect?: FullCollection;
+
+  private reclaim(): Reclaim | null {
+    let reclaim: Reclaim;
+    try {
+      this.collect ??= fullCollection();
+      const rssBeforeMb = mb(process.memoryUsage.rss());
+      const started = performance.now();
+      this.collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+      const pauseMs = Math.round(performance.now() - started);
+      reclaim = { rssBeforeMb, rssAfterMb: mb(process.memoryUsage.rss()), pauseMs };
+    } catch (err) {
+      this.logger.warn(`memory cannot be given back: ${(err as Error).message}`);
+      clearInterval(this.timer); // and the gauge stops with it: the service goes on as it was
+      return null;
+    }
+    this.metrics.memoryReclaimed(reclaim.pauseMs / 1000);
+    this.logger.log(`idle: memory given back, RSS ${reclaim.rssBeforeMb} → ${reclaim.rssAfterMb} MB in a ${reclaim.pauseMs} ms pause`); // prettier-ignore
+    return reclaim;
   }
 }
 

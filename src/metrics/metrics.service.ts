@@ -71,8 +71,8 @@ export class MetricsService {
   });
 
   private readonly loopUtilization = new Gauge({
-    name: 'nodejs_eventloop_utilization',
-    help: 'Share of the last second the event loop was busy (sampled while the idle memory give-back is on)',
+    name: 'enroll_eventloop_utilization_ratio',
+    help: 'Share of the last second the event loop was busy (what decides when the service is idle)',
     registers: [this.registry],
   });
 
