@@ -24,10 +24,10 @@ export const CLIENT_CHECK_MS = 500;
  * STATEMENT_TIMEOUT_MS — four in a batch (the lecture rows' lock, the student rows' insert and
  * lock, the seat statement; a batch of several choices of sections has a seat statement per
  * choice, each waiting for no lock, all taken before them): 20 s; five in a swap (the old seat
- * freed too), plus IDLE_IN_TRANSACTION_MS between its round trips: 27 s — the longest a recovery may find a
- * student busy (it skips a busy student and comes back). Sized for two statements, the old
- * send-by bound let a batch of four commit after recovery had re-granted its tickets; the lock
- * protocol makes that impossible whatever the bound. An instance that dies closes its
+ * freed too), plus IDLE_IN_TRANSACTION_MS between its round trips: 27 s — the longest a
+ * recovery may find a student busy (it skips a busy student and comes back). Sized for two
+ * statements, the old send-by bound let a batch of four commit after recovery had re-granted its
+ * tickets; the lock protocol makes that impossible whatever the bound. An instance that dies closes its
  * connections and is noticed within CLIENT_CHECK_MS; a host that vanishes without closing them
  * holds its locks until the connection times out.
  */

@@ -38,6 +38,8 @@ const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 export class MemoryReclaimer implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(MemoryReclaimer.name);
   private timer?: NodeJS.Timeout;
+  /** V8's collector, fetched at the first give-back (never, while the give-back is off). */
+  private collect?: FullCollection;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -63,9 +65,6 @@ export class MemoryReclaimer implements OnApplicationBootstrap, OnModuleDestroy 
   onModuleDestroy(): void {
     clearInterval(this.timer);
   }
-
-  /** V8's collector, fetched at the first give-back (never, while the give-back is off). */
-  private collect?: FullCollection;
 
   private reclaim(): Reclaim | null {
     let reclaim: Reclaim;

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
 import { MemoryReclaimer } from './memory-reclaimer';
 
-@Module({ providers: [MemoryReclaimer], exports: [MemoryReclaimer] })
+@Module({ providers: [MemoryReclaimer] })
 export class MemoryModule {}
