@@ -33,6 +33,8 @@ import {
  */
 /** A join's opening when it is a registration window's (src/registration): none. */
 const NO_WINDOW: WindowOpening = { window: null };
+/** admit-19's room for auto-enrolling students when the caller sets none: every one fits. */
+export const NO_AUTO_LIMIT = -1;
 
 /** A registration morning and its day: long enough for every line a student is in. */
 const STUDENT_LINES_TTL_MS = 48 * 3600_000;
@@ -420,22 +422,24 @@ export class LineStore {
     lectureId: number,
     mode: 'tick' | 'event' | 'draw',
     intervalMs: number,
+    autoRoom = NO_AUTO_LIMIT,
   ): Promise<AdmitResult | null> {
     const k = lectureKeys(lectureId);
     const reply = await this.redis.admit(
       k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
       k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions, k.wpre, k.wqueue, k.wopen,
-      k.wruns, mode, intervalMs,
+      k.wruns, k.auto, mode, intervalMs, autoRoom,
     ); // prettier-ignore
     if (isScriptError(reply)) return null; // ScriptError.Missing
-    const [admitted, waiting, expired, lapsed, idle, students, expiresAt, drew] = reply;
+    const [admitted, waiting, expired, lapsed, idle, students, expiresAt, drew, autos, paced] = reply; // prettier-ignore
     return {
       admitted, waiting, expired, lapsed, idle: idle === 1, students, expiresAt, drew: drew === 1,
+      autos, paced: paced === 1,
     }; // prettier-ignore
   }
 
   /**
-   * The draw alone, if due (admit-18 in 'draw' mode: also the closed window's clean-up, never a
+   * The draw alone, if due (admit-19 in 'draw' mode: also the closed window's clean-up, never a
    * grant). null: the lecture's facts are not in Redis (rebuild them first).
    */
   draw(lectureId: number): Promise<AdmitResult | null> {

@@ -97,6 +97,10 @@ export interface AdmitResult {
   drew: boolean;
   /** this call ran a registration window's draw of the lecture (record it too) */
   windowDrew?: boolean;
+  /** how many of `students` auto-enroll (the service enrolls them itself) */
+  autos: number;
+  /** it stopped at an auto-enrolling student for want of the caller's room: admit again later */
+  paced: boolean;
 }
 
 /** One enroll's hold in Redis: the student, and the deadline consume-5 set (ms) that names it. */

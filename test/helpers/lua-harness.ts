@@ -103,12 +103,12 @@ export class LuaHarness {
     return positions;
   }
 
-  admit(id: number, mode: 'tick' | 'event' = 'event', intervalMs = 1000) {
+  admit(id: number, mode: 'tick' | 'event' = 'event', intervalMs = 1000, autoRoom = -1) {
     const k = lectureKeys(id);
     return this.redis.admit(
       k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
       k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions, k.wpre, k.wqueue, k.wopen,
-      k.wruns, mode, intervalMs,
+      k.wruns, k.auto, mode, intervalMs, autoRoom,
     ); // prettier-ignore
   }
 

@@ -3,7 +3,7 @@ import { LuaHarness } from '../helpers/lua-harness';
 
 const students = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `s${from + i}`);
 
-describe('admit-18.lua (pop-and-grant)', () => {
+describe('admit-19.lua (pop-and-grant)', () => {
   let h: LuaHarness;
   let id = 0;
   let k: ReturnType<typeof lectureKeys>;
@@ -127,5 +127,62 @@ describe('admit-18.lua (pop-and-grant)', () => {
     await h.joinAll(id, students(10));
     const results = await Promise.all(Array.from({ length: 20 }, () => h.admit(id, 'event')));
     expect(results.reduce((n, r) => n + r[0], 0)).toBe(3);
+  });
+
+  describe("the caller's room for auto-enrolling students (ARGV[3])", () => {
+    const auto = (...who: string[]) =>
+      h.redis.hset(k.auto, Object.fromEntries(who.map((s) => [s, '{}'])));
+    /** reply[8], reply[9]: how many of the granted auto-enroll, and whether it stopped for room */
+    const autosAndPaced = (reply: unknown[]) => reply.slice(8, 10);
+
+    it('grants that many, and the next auto-enrolling student stays at the head with their number', async () => {
+      await h.setFacts(id, { batchSize: 10 });
+      await h.joinAll(id, students(5));
+      const before = await h.redis.zrange(k.queue, 0, -1, 'WITHSCORES');
+      await auto(...students(5));
+      const reply = await h.admit(id, 'event', 1000, 2);
+      expect(reply.slice(0, 2)).toEqual([2, 3]);
+      expect(reply[5]).toEqual(['s1', 's2']);
+      expect(autosAndPaced(reply)).toEqual([2, 1]);
+      expect(await h.redis.zrange(k.queue, 0, -1, 'WITHSCORES')).toEqual(before.slice(4));
+      // no room: nobody, and the order holds
+      expect(autosAndPaced(await h.admit(id, 'event', 1000, 0))).toEqual([0, 1]);
+      expect(await h.redis.zrange(k.queue, 0, -1, 'WITHSCORES')).toEqual(before.slice(4));
+      // room again: it goes on from the head
+      const next = await h.admit(id, 'event', 1000, 5);
+      expect(next[5]).toEqual(['s3', 's4', 's5']);
+      expect(autosAndPaced(next)).toEqual([3, 0]);
+    });
+
+    it('students who enroll themselves need no room, and never pass an auto-enrolling one waiting for it', async () => {
+      await h.setFacts(id, { batchSize: 10 });
+      await h.joinAll(id, students(5));
+      await auto('s2', 's4');
+      const reply = await h.admit(id, 'event', 1000, 1);
+      expect(reply[5]).toEqual(['s1', 's2', 's3']);
+      expect(autosAndPaced(reply)).toEqual([1, 1]);
+      expect(await h.redis.zrange(k.queue, 0, -1)).toEqual(['s4', 's5']);
+      expect(await h.redis.xlen(k.admissions)).toBe(3);
+    });
+
+    it('-1 is no limit: every one is granted, and nobody counted', async () => {
+      await h.setFacts(id, { batchSize: 10 });
+      await h.joinAll(id, students(4));
+      await auto('s1', 's3', 's4');
+      const reply = await h.admit(id, 'event', 1000, -1);
+      expect(reply.slice(0, 2)).toEqual([4, 0]);
+      expect(autosAndPaced(reply)).toEqual([0, 0]);
+    });
+
+    it('a student who already holds a seat (dropped from the queue) takes no room; an empty settings marker is no auto-enroll', async () => {
+      await h.setFacts(id, { batchSize: 10 });
+      await h.joinAll(id, students(3));
+      await h.redis.sadd(k.enrolled, 's1');
+      await auto('s1');
+      await h.redis.hset(k.auto, 's2', '');
+      const reply = await h.admit(id, 'event', 1000, 0);
+      expect(reply[5]).toEqual(['s2', 's3']);
+      expect(autosAndPaced(reply)).toEqual([0, 0]);
+    });
   });
 });

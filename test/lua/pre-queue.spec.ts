@@ -4,7 +4,7 @@ import { LuaHarness, PlaceReply } from '../helpers/lua-harness';
 // A pre-queue member as DrawSeeds makes it: 64 hex digits (the HMAC), ':', the student.
 const member = (hmacDigit: string, student: string) => `${hmacDigit.repeat(64)}:${student}`;
 
-describe('the pre-queue and the draw (join-18, admit-18, includes/draw.lua)', () => {
+describe('the pre-queue and the draw (join-18, admit-19, includes/draw.lua)', () => {
   let h: LuaHarness;
   let id = 700;
   let k: ReturnType<typeof lectureKeys>;

@@ -28,16 +28,21 @@
   KEYS[17] wopen        hash: window -> the opening its pre-queue waits for
   KEYS[18] wruns        sorted set: the queue numbers window draws gave (first -> last), for the
                         admission log's `via`
+  KEYS[19] auto         hash: student -> settings of the students the service enrolls itself
 
   ARGV[1] 'tick' (the cron: at most once per interval slot, whichever instance comes first),
           'event' (a slot may have freed: fill spare room now) or 'draw' (run the draw if it
           is due, and the closed window's clean-up, but admit nobody)
   ARGV[2] the cron interval in ms
+  ARGV[3] how many students who auto-enroll this call may grant (the caller's room for enrolls
+          of its own, so a ticket it grants is used within a second); -1: no such limit.
+          Admission stops at the first auto-enrolling student past it, who stays at the head
+          with everyone behind: the queue's order holds, and the next call goes on from there
 
   Once opensAt has come, the pre-queue is drawn first (once). Every grant is appended to the
   admission log in this same step, so the log and the tickets never disagree.
 
-  Output: { admitted, waiting, expired, lapsed, idle, { student... }, expiresAt, drew }
+  Output: { admitted, waiting, expired, lapsed, idle, { student... }, expiresAt, drew, autos, paced }
     expired  tickets this call found past their expiry
     lapsed   in-flight holds past their deadline (the caller recovers them)
     students the students granted a ticket by this call
@@ -46,6 +51,8 @@
              hold; a closed lecture clears the queue, the pre-queues and the tickets first
              (their students see CLOSED)
     drew     1 when this call ran the draw (the caller records it in PostgreSQL)
+    autos    how many of the students granted auto-enroll (counted under ARGV[3]'s limit only)
+    paced    1 when it stopped at an auto-enrolling student for want of ARGV[3]'s room
   Errors: { -1 } when the facts are missing or incomplete (the caller rebuilds them)
 ]]
 local rcall = redis.call
@@ -67,6 +74,8 @@ local lapsed = rcall('ZCOUNT', KEYS[3], '-inf', now)
 
 local granted = {}
 local drew = 0
+local autoRoom = tonumber(ARGV[3] or '-1')
+local autos, paced = 0, 0
 local function answer()
   local waiting = rcall('ZCARD', KEYS[1])
   local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
@@ -75,7 +84,7 @@ local function answer()
     idle = 1
     rcall('DEL', KEYS[13]) -- nobody holds an admission whose number could still be asked for
   end
-  return { #granted, waiting, expired, lapsed, idle, granted, now + ttlMs, drew }
+  return { #granted, waiting, expired, lapsed, idle, granted, now + ttlMs, drew, autos, paced }
 end
 
 local closesAt = tonumber(f[6])
@@ -106,12 +115,30 @@ local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
 local room = math.min(batch, maxActive - held, seatsLeft - held)
 local hasRuns = rcall('EXISTS', KEYS[18]) == 1
 local admitted = 0
-while admitted < room do
+-- An auto-enrolling student the caller has no room for goes back to the head with everyone
+-- popped behind them (their own numbers: the order is as before).
+local function putBack(popped, from)
+  for j = from, #popped, 2 do rcall('ZADD', KEYS[1], popped[j + 1], popped[j]) end
+  paced = 1
+end
+local function autoEnrolls(student)
+  local settings = rcall('HGET', KEYS[19], student)
+  return settings and settings ~= ''
+end
+while admitted < room and paced == 0 do
   local popped = rcall('ZPOPMIN', KEYS[1], room - admitted)
   if #popped == 0 then break end
   for i = 1, #popped, 2 do
     local student, seq = popped[i], popped[i + 1]
-    if rcall('SISMEMBER', KEYS[7], student) == 0 then
+    local enrolled = rcall('SISMEMBER', KEYS[7], student) == 1
+    if not enrolled and autoRoom >= 0 and autoEnrolls(student) then
+      if autos >= autoRoom then
+        putBack(popped, i)
+        break
+      end
+      autos = autos + 1
+    end
+    if not enrolled then
       rcall('SET', KEYS[6] .. student, now + ttlMs, 'PX', ttlMs)
       rcall('ZADD', KEYS[2], now + ttlMs, student)
       rcall('HSET', KEYS[13], student, seq)
