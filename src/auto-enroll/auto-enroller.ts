@@ -9,6 +9,7 @@ import { AdmissionChannel } from '../news/admission-channel';
 import { NotificationsService } from '../notifications/notifications.service';
 import type { NewNotification } from '../notifications/notification.types';
 import { AdmissionService } from '../queue/admission.service';
+import { AutoEnrollRoom } from '../queue/auto-enroll-room';
 import { QueueService } from '../queue/queue.service';
 import { LineStore } from '../line/line.store';
 import { AutoEnrollStore } from './auto-enroll.store';
@@ -52,19 +53,35 @@ export class AutoEnroller implements OnApplicationBootstrap {
     private readonly notifications: NotificationsService,
     private readonly fit: TimetableFit,
     private readonly line: LineStore,
+    private readonly room: AutoEnrollRoom,
   ) {}
 
   onApplicationBootstrap(): void {
-    this.admission.onAdmitted((lectureId, students, mode) => {
-      void this.admitted(lectureId, students, mode);
+    this.admission.onAdmitted((lectureId, students, mode, counted) => {
+      void this.admitted(lectureId, students, mode, counted);
     });
     this.enrollments.onEnrolled((lecture, studentId) => void this.enrolled(lecture, studentId));
   }
 
-  /** After an admission run: its auto-enrolling students; after a tick's, the safety net. */
-  private async admitted(lectureId: number, students: string[], mode: 'tick' | 'event') {
+  /**
+   * After an admission run: its auto-enrolling students; after a tick's, the safety net. The
+   * `counted` of them hold AutoEnrollRoom until their enrolls finish.
+   */
+  private async admitted(
+    lectureId: number,
+    students: string[],
+    mode: 'tick' | 'event',
+    counted: number,
+  ) {
+    let uncounted = counted;
+    const release = () => {
+      if (uncounted <= 0) return;
+      uncounted -= 1;
+      this.room.done();
+    };
     try {
       const autos = await this.store.autoAmong(lectureId, students);
+      const granted = autos.map((a) => a.studentId);
       if (mode === 'tick') {
         // Tickets granted this long ago and still unused: their granter did not enroll them
         // (or, of a place the service gave up, did not get to leave it: it goes now).
@@ -77,16 +94,20 @@ export class AutoEnroller implements OnApplicationBootstrap {
           else await this.queue.leave(lectureId, d.studentId);
         }
       }
+      // Settings that went between the grant and this read: that room frees at once.
+      this.room.done(Math.max(0, uncounted - granted.length));
+      uncounted = Math.min(uncounted, granted.length);
       await Promise.all([
-        ...autos.map((a) => this.enrollOne(lectureId, a.studentId, a.settings)),
-        this.waitlistAdmitted(
-          lectureId,
-          students,
-          autos.map((a) => a.studentId),
-        ),
+        ...autos.map((a) => {
+          const enrolling = this.enrollOne(lectureId, a.studentId, a.settings);
+          return granted.includes(a.studentId) ? enrolling.finally(release) : enrolling;
+        }),
+        this.waitlistAdmitted(lectureId, students, granted),
       ]);
     } catch (err) {
       this.logger.warn(`auto-enroll in lecture ${lectureId}: ${(err as Error).message}`);
+    } finally {
+      this.room.done(uncounted); // what a fault above left counted
     }
   }
 

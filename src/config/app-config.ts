@@ -32,6 +32,11 @@ export interface AppConfig {
   enrollHoldMs: number;
   /** The term of a lecture created without one, and of /me/timetable without ?term. */
   defaultTerm: string;
+  /**
+   * Tickets of auto-enrolling students one instance holds at most while their enrolls run; more
+   * wait at the head of their queues (queue/auto-enroll-room.ts). 0: no limit.
+   */
+  autoEnrollInFlight: number;
   /** A student's credit limit in a term whose limit was never set. */
   maxCredits: number;
   rateLimitPerSecond: number;

@@ -64,6 +64,7 @@ export class EnvSchema {
   @IsOptional() @toInt() @IsInt() @Min(10) @Max(600) ENROLL_HOLD_SECONDS?: number;
   @IsOptional() @toInt() @IsInt() @Min(0) @Max(1_000_000) MAX_STREAMS?: number;
   @IsOptional() @toInt() @IsInt() @Min(0) @Max(3600) MEMORY_RECLAIM_IDLE_SECONDS?: number;
+  @IsOptional() @toInt() @IsInt() @Min(0) @Max(100_000) AUTO_ENROLL_IN_FLIGHT?: number;
   @IsOptional()
   @Matches(/^[A-Za-z0-9_.-]{1,32}$/, {
     message: "DEFAULT_TERM must be 1 to 32 characters of A-Z, a-z, 0-9, '_', '.' and '-'",

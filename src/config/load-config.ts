@@ -5,6 +5,11 @@ import { EnvSchema } from './env.schema';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/enroll';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/0';
+/**
+ * Tickets of auto-enrolling students in flight per instance: about what two cores seat in half a
+ * second (bench/RESULTS.md, "Automatic enrollment"), so each is enrolled within a second.
+ */
+export const DEFAULT_AUTO_ENROLL_IN_FLIGHT = 800;
 export const DEFAULT_MAIL_FROM = 'registration@localhost';
 
 export class ConfigError extends Error {}
@@ -85,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
       waitlist: e.WAITLIST_SIZE ?? 0,
     },
     enrollHoldMs: (e.ENROLL_HOLD_SECONDS ?? 10) * 1000,
+    autoEnrollInFlight: e.AUTO_ENROLL_IN_FLIGHT ?? DEFAULT_AUTO_ENROLL_IN_FLIGHT,
     defaultTerm: e.DEFAULT_TERM ?? 'current',
     maxCredits: e.MAX_CREDITS ?? 18,
     rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND ?? 20,

@@ -76,6 +76,12 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly autoTickets = new Gauge({
+    name: 'enroll_auto_tickets_in_flight',
+    help: 'Tickets of auto-enrolling students this instance granted whose enrolls still run (AUTO_ENROLL_IN_FLIGHT caps them)',
+    registers: [this.registry],
+  });
+
   /** One Redis read per scrape, shared by both per-lecture gauges (collected concurrently). */
   private queueScrape?: Promise<QueueFigures[]>;
 
@@ -137,6 +143,10 @@ export class MetricsService {
 
   eventLoopUtilization(share: number): void {
     this.loopUtilization.set(share);
+  }
+
+  autoTicketsInFlight(n: number): void {
+    this.autoTickets.set(n);
   }
 
   memoryReclaimed(seconds: number): void {

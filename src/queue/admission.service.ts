@@ -18,14 +18,21 @@ import { AppError } from '../common/error-codes';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
 import { LineStore } from '../line/line.store';
+import type { AdmitResult } from '../line/line.types';
+import { MAX_BATCH } from '../enroll/enroll-batcher';
+import { AutoEnrollRoom } from './auto-enroll-room';
 
 const CRON_NAME = 'admission';
 
-/** Told of an admission run: the students granted (maybe none), and whether a tick ran it. */
+/**
+ * Told of an admission run: the students granted (maybe none), whether a tick ran it, and how
+ * many of them auto-enroll (counted in AutoEnrollRoom until their enrolls finish).
+ */
 export type AdmittedListener = (
   lectureId: number,
   students: string[],
   mode: 'tick' | 'event',
+  autos: number,
 ) => void;
 /**
  * Every this many ticks the cron lists again every lecture PostgreSQL says is open (or closed
@@ -59,6 +66,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     private readonly draws: DrawScheduler,
     private readonly log: AdmissionLogStore,
     private readonly metrics: MetricsService,
+    private readonly room: AutoEnrollRoom,
     lectureEvents: LectureEvents,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
@@ -71,6 +79,11 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     this.scheduler.addInterval(CRON_NAME, timer);
     this.channel.onEvent((e) => {
       if (e.kind === 'slot' && this.channel.enabled) this.admitSoon(e.lectureId);
+    });
+    // Room for auto-enrolling students freed: the lectures that stopped at one go on (with the
+    // cron alone, at its next tick).
+    this.room.onRoom((lectureId) => {
+      if (this.channel.enabled) this.admitSoon(lectureId);
     });
     await this.channel.listen();
   }
@@ -146,6 +159,14 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     })();
   }
 
+  /** The most one admission of the lecture grants (what it may need of AutoEnrollRoom). */
+  private async batchOf(lectureId: number): Promise<number> {
+    return this.facts.get(lectureId).then(
+      (f) => f.batchSize,
+      () => MAX_BATCH, // the admission itself finds out what is wrong
+    );
+  }
+
   /** Pop-and-grant for one lecture; returns how many were admitted. */
   async admit(lectureId: number, mode: 'tick' | 'event'): Promise<number> {
     const interval = this.config.admission.intervalMs;
@@ -153,7 +174,14 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     // Admission may run the draw, which hands out queue numbers: the order's floor must hold.
     const admit = async () => {
       if (!this.line.orderHeld(lectureId)) await this.fence.hold(lectureId);
-      return this.line.admit(lectureId, mode, interval);
+      const lent = this.room.lend(await this.batchOf(lectureId));
+      let admitted: AdmitResult | null = null;
+      try {
+        admitted = await this.line.admit(lectureId, mode, interval, lent);
+        return admitted;
+      } finally {
+        this.room.settle(lectureId, lent, admitted?.autos ?? 0, admitted?.paced ?? false);
+      }
     };
     let result = await admit().catch((err: unknown) => {
       if (err instanceof AppError && err.code === 'LECTURE_NOT_FOUND') return null;
@@ -182,7 +210,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       result.expiresAt,
       result.waiting,
     );
-    for (const listener of this.admittedListeners) listener(lectureId, result.students, mode);
+    for (const listener of this.admittedListeners) listener(lectureId, result.students, mode, result.autos); // prettier-ignore
     if (result.admitted > 0) await this.log.watch(lectureId);
     this.metrics.ticketEvent(lectureId, 'expired', result.expired);
     if (result.lapsed > 0) {

@@ -11,6 +11,7 @@ import { ObservedRates } from './observed-rates';
 import { QueueController } from './queue.controller';
 import { QueueService } from './queue.service';
 import { AutoEnrollStore } from '../auto-enroll/auto-enroll.store';
+import { AutoEnrollRoom } from './auto-enroll-room';
 
 @Module({
   imports: [
@@ -23,7 +24,7 @@ import { AutoEnrollStore } from '../auto-enroll/auto-enroll.store';
     RegistrationModule,
   ],
   controllers: [QueueController],
-  providers: [QueueService, AdmissionService, ObservedRates, AutoEnrollStore],
-  exports: [QueueService, AdmissionService, AutoEnrollStore],
+  providers: [QueueService, AdmissionService, ObservedRates, AutoEnrollStore, AutoEnrollRoom],
+  exports: [QueueService, AdmissionService, AutoEnrollStore, AutoEnrollRoom],
 })
 export class QueueModule {}

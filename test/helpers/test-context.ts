@@ -3,6 +3,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Client } from 'pg';
 import { createApp, listen } from '../../src/app.factory';
 import type { AppConfig } from '../../src/config/app-config';
+import { DEFAULT_AUTO_ENROLL_IN_FLIGHT } from '../../src/config/load-config';
 import { TEMPLATE_ENV, adminQuery, databaseUrl, uniqueName } from './pg';
 import {
   TEST_REDIS_URL,
@@ -84,6 +85,7 @@ export class TestContext {
         waitlist: 0,
       },
       enrollHoldMs: 30_000,
+      autoEnrollInFlight: DEFAULT_AUTO_ENROLL_IN_FLIGHT,
       defaultTerm: 'current',
       maxCredits: 18,
       rateLimitPerSecond: 0,

@@ -23,6 +23,7 @@ describe(loadConfig.name, () => {
       rateLimitPerSecond: 20,
       bulkBodyLimitBytes: 32 * 2 ** 20,
       enrollHoldMs: 10_000,
+      autoEnrollInFlight: 800,
       maxStreams: 20_000,
       memoryReclaimIdleSeconds: 0,
     });
@@ -96,6 +97,14 @@ describe(loadConfig.name, () => {
     expect(loadConfig({ ...secret, WAITLIST_SIZE: '10000' }).admission.waitlist).toBe(10_000);
     for (const bad of ['-1', '10001', '1.5', 'many']) {
       expect(() => loadConfig({ ...secret, WAITLIST_SIZE: bad })).toThrow(/WAITLIST_SIZE/);
+    }
+  });
+
+  it('AUTO_ENROLL_IN_FLIGHT: tickets of auto-enrolling students in flight per instance, 0 (no limit) to 100000', () => {
+    expect(loadConfig({ ...secret, AUTO_ENROLL_IN_FLIGHT: '0' }).autoEnrollInFlight).toBe(0);
+    expect(loadConfig({ ...secret, AUTO_ENROLL_IN_FLIGHT: '40' }).autoEnrollInFlight).toBe(40);
+    for (const bad of ['-1', '100001', 'many', '2.5']) {
+      expect(() => loadConfig({ ...secret, AUTO_ENROLL_IN_FLIGHT: bad })).toThrow(/AUTO_ENROLL_IN_FLIGHT/); // prettier-ignore
     }
   });
 

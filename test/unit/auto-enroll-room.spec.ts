@@ -1,0 +1,110 @@
+import type { AppConfig } from '../../src/config/app-config';
+import { NO_AUTO_LIMIT } from '../../src/line/line.store';
+import { AutoEnrollRoom } from '../../src/queue/auto-enroll-room';
+
+const roomOf = (autoEnrollInFlight: number) =>
+  new AutoEnrollRoom({ autoEnrollInFlight } as AppConfig);
+const turn = () => new Promise((r) => setImmediate(r));
+/** Grants `n` on lecture 0 and finishes them: the room grows by n. */
+const grow = (room: AutoEnrollRoom, n: number) => {
+  room.settle(0, room.lend(n), n, false);
+  room.done(n);
+};
+
+describe('AutoEnrollRoom (tickets of auto-enrolling students one instance holds)', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('starts at an eighth of the limit and grows by each enroll that finishes, up to the limit', () => {
+    const room = roomOf(16); // pieces of 2
+    expect(room.lend(10)).toBe(2);
+    expect(room.lend(10)).toBe(0); // lent already: calls running together never share it
+    room.settle(1, 2, 2, false);
+    expect(room.holding).toBe(2);
+    room.done(2);
+    expect(room.lend(10)).toBe(4);
+    room.settle(1, 4, 4, false);
+    room.done(4);
+    grow(room, 8);
+    grow(room, 16);
+    expect(room.lend(100)).toBe(16); // the limit, however much more finished
+  });
+
+  it('lends each admission call at most what is left; what a call did not grant comes back', () => {
+    const room = roomOf(80); // grown to its limit below
+    grow(room, 10);
+    grow(room, 20);
+    grow(room, 40);
+    expect(room.lend(60)).toBe(60);
+    expect(room.lend(60)).toBe(20);
+    room.settle(1, 60, 60, false);
+    room.settle(2, 20, 5, false);
+    expect(room.holding).toBe(65);
+    expect(room.lend(50)).toBe(15);
+  });
+
+  it('after two quiet seconds it starts at a piece again', () => {
+    const room = roomOf(16);
+    grow(room, 2);
+    grow(room, 4);
+    const now = Date.now();
+    jest.spyOn(Date, 'now').mockReturnValue(now + 1_000);
+    expect(room.lend(100)).toBe(8);
+    room.settle(0, 8, 0, false);
+    jest.spyOn(Date, 'now').mockReturnValue(now + 3_500);
+    expect(room.lend(100)).toBe(2);
+  });
+
+  it('0 is no limit: every call may grant any number, and nothing is counted', () => {
+    const room = roomOf(0);
+    expect(room.lend(500)).toBe(NO_AUTO_LIMIT);
+    room.settle(1, NO_AUTO_LIMIT, 500, false);
+    expect(room.holding).toBe(0);
+  });
+
+  it('admits a lecture that stopped for room again once enrolls finish, once per turn however many finish', async () => {
+    const room = roomOf(16);
+    grow(room, 2); // room 4, pieces of 2
+    const resumed: number[] = [];
+    room.onRoom((id) => resumed.push(id));
+    room.settle(7, room.lend(5), 4, true);
+    room.settle(8, room.lend(5), 0, true);
+    await turn();
+    expect(resumed).toEqual([]); // still full
+    room.done(4);
+    await turn();
+    expect(resumed).toEqual([7, 8]);
+    expect(room.holding).toBe(0);
+    room.done(); // nothing counted is left: no room below zero, nobody to resume
+    await turn();
+    expect(resumed).toEqual([7, 8]);
+  });
+
+  it('a call that granted less than it was lent frees the rest for a lecture waiting', async () => {
+    const room = roomOf(24); // pieces of 3
+    const resumed: number[] = [];
+    room.onRoom((id) => resumed.push(id));
+    const first = room.lend(3);
+    room.settle(4, room.lend(3), 0, true); // nothing left for it: it stopped
+    room.settle(5, first, 0, false);
+    await turn();
+    expect(resumed).toEqual([4]);
+  });
+
+  it('hands room on in pieces, one waiting lecture per piece, the first to stop first', async () => {
+    const room = roomOf(16); // pieces of 2
+    for (const n of [2, 4, 8]) grow(room, n); // grown to 16
+    const resumed: number[] = [];
+    room.onRoom((id) => resumed.push(id));
+    room.settle(1, room.lend(16), 16, true);
+    for (const id of [2, 3]) room.settle(id, room.lend(16), 0, true);
+    room.done();
+    await turn();
+    expect(resumed).toEqual([]); // one free: less than a piece while enrolls still run
+    room.done();
+    await turn();
+    expect(resumed).toEqual([1]); // a piece: one lecture
+    room.done(14);
+    await turn();
+    expect(resumed).toEqual([1, 2, 3]); // nothing in flight: every one left
+  });
+});
