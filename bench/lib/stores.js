@@ -238,7 +238,12 @@ async function redisConfig(target, name, value) {
   return value;
 }
 
+/** Drops the bench's database; BENCH_KEEP_DB=1 keeps it to query after the run (named on stderr). */
 async function dropDatabase(serverUrl, name) {
+  if (process.env.BENCH_KEEP_DB === '1') {
+    process.stderr.write(`bench: kept database ${name} (BENCH_KEEP_DB=1): drop it when done\n`);
+    return;
+  }
   await withPg(`${serverUrl}/postgres`, (c) =>
     c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   );
