@@ -30,7 +30,8 @@
                         admission log's `via`
   KEYS[19] auto         hash: student -> settings of the students the service enrolls itself
 
-  ARGV[1] 'tick' (the cron: at most once per interval slot, whichever instance comes first),
+  ARGV[1] 'tick' (the cron: at most once per interval slot, whichever instance comes first; one
+          that admitted nobody for want of ARGV[3]'s room leaves the slot to the next),
           'event' (a slot may have freed: fill spare room now) or 'draw' (run the draw if it
           is due, and the closed window's clean-up, but admit nobody)
   ARGV[2] the cron interval in ms
@@ -99,9 +100,11 @@ if closesAt and now >= closesAt then
   return answer()
 end
 
+local slotBefore = nil
 if ARGV[1] == 'tick' then
   local slot = math.floor(now / tonumber(ARGV[2]))
-  if tonumber(rcall('HGET', KEYS[5], 'tickSlot') or '-1') == slot then return answer() end
+  slotBefore = rcall('HGET', KEYS[5], 'tickSlot')
+  if tonumber(slotBefore or '-1') == slot then return answer() end
   rcall('HSET', KEYS[5], 'tickSlot', slot)
 end
 if now < tonumber(f[5]) then return answer() end
@@ -155,6 +158,12 @@ while admitted < room and paced == 0 do
       granted[admitted] = student
     end
   end
+end
+
+-- A tick that admitted nobody for want of its caller's room leaves the interval's slot to the
+-- next instance's tick, which may have room.
+if ARGV[1] == 'tick' and paced == 1 and admitted == 0 then
+  if slotBefore then rcall('HSET', KEYS[5], 'tickSlot', slotBefore) else rcall('HDEL', KEYS[5], 'tickSlot') end
 end
 
 if admitted > 0 then

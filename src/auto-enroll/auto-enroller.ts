@@ -65,7 +65,7 @@ export class AutoEnroller implements OnApplicationBootstrap {
 
   /**
    * After an admission run: its auto-enrolling students; after a tick's, the safety net. The
-   * `counted` of them hold AutoEnrollRoom until their enrolls finish.
+   * `counted` of them hold AutoEnrollRoom until their first enroll attempt is over.
    */
   private async admitted(
     lectureId: number,
@@ -97,17 +97,18 @@ export class AutoEnroller implements OnApplicationBootstrap {
       // Settings that went between the grant and this read: that room frees at once.
       this.room.done(Math.max(0, uncounted - granted.length));
       uncounted = Math.min(uncounted, granted.length);
-      await Promise.all([
-        ...autos.map((a) => {
-          const enrolling = this.enrollOne(lectureId, a.studentId, a.settings);
-          return granted.includes(a.studentId) ? enrolling.finally(release) : enrolling;
-        }),
-        this.waitlistAdmitted(lectureId, students, granted),
-      ]);
+      const enrolls = autos.map((a) => {
+        const counts = granted.includes(a.studentId);
+        return this.enrollOne(lectureId, a.studentId, a.settings, counts ? once(release) : undefined); // prettier-ignore
+      });
+      // Every enroll is over before the room left counted goes back, whatever the mails did.
+      const settled = await Promise.allSettled([Promise.all(enrolls), this.waitlistAdmitted(lectureId, students, granted)]); // prettier-ignore
+      for (const s of settled) if (s.status === 'rejected') throw s.reason;
     } catch (err) {
       this.logger.warn(`auto-enroll in lecture ${lectureId}: ${(err as Error).message}`);
     } finally {
-      this.room.done(uncounted); // what a fault above left counted
+      this.room.done(uncounted); // what a fault before the enrolls left counted
+      uncounted = 0;
     }
   }
 
@@ -168,9 +169,14 @@ export class AutoEnroller implements OnApplicationBootstrap {
    * tried again while the ticket lives; NO_TICKET means the ticket is gone another way (the
    * student's own enroll, another instance's safety net, its expiry): nothing to do.
    */
-  private async enrollOne(lectureId: number, studentId: string, settings: AutoSettings) {
+  private async enrollOne(
+    lectureId: number,
+    studentId: string,
+    settings: AutoSettings,
+    tried: () => void = () => undefined,
+  ) {
     const key = `${lectureId}:${studentId}`;
-    if (this.running.has(key)) return;
+    if (this.running.has(key)) return tried();
     this.running.add(key);
     try {
       for (let tries = 1; ; tries++) {
@@ -186,7 +192,13 @@ export class AutoEnroller implements OnApplicationBootstrap {
           settings = now.settings;
         }
         try {
-          await this.enrollments.enroll(lectureId, studentId, { ...settings, auto: true });
+          try {
+            await this.enrollments.enroll(lectureId, studentId, { ...settings, auto: true });
+          } finally {
+            // Its seat transaction is over: the room it held (AutoEnrollRoom) frees, and a
+            // fault's retries, the ticket back with the student meanwhile, are not counted.
+            tried();
+          }
           const lecture = await this.facts.get(lectureId);
           await this.store.done(lectureId, lecture.term, studentId);
           return;
@@ -206,6 +218,7 @@ export class AutoEnroller implements OnApplicationBootstrap {
       this.logger.warn(`auto-enroll of ${studentId} in lecture ${lectureId}: ${(err as Error).message}`); // prettier-ignore
     } finally {
       this.running.delete(key);
+      tried(); // a return before the first try (the settings went meanwhile)
     }
   }
 
@@ -306,6 +319,16 @@ export class AutoEnroller implements OnApplicationBootstrap {
 }
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** `f`, called at most once however often the result is. */
+function once(f: () => void): () => void {
+  let called = false;
+  return () => {
+    if (called) return;
+    called = true;
+    f();
+  };
+}
 
 /** What the student is told of a refusal: the rule's words, without the ticket's fate. */
 function refusalOf(err: AppError): LastRefusal {

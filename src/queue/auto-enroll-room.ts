@@ -82,7 +82,9 @@ export class AutoEnrollRoom {
     if (this.inFlight + this.lent === 0) this.quietSince = Date.now();
     this.metrics?.autoTicketsInFlight(this.inFlight);
     if (paced) this.waiting.add(lectureId);
-    if (autos < lent) this.freed();
+    // Room this call did not use, or room that freed while it ran (the enrolls it waited for
+    // finished before it was listed as waiting): either way a waiting lecture may go on now.
+    if (autos < lent || paced) this.freed();
   }
 
   /** `n` enrolls counted by `settle` finished (seated, refused or given up): their room frees. */

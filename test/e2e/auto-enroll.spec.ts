@@ -471,46 +471,60 @@ describe('Automatic enrollment (API.md v4)', () => {
   });
 
   it('an instance holds no more tickets of auto-enrolling students than its room: the next waits at the head, in order, and goes on as seats commit', async () => {
-    // Events admit here (a join, a seat committed, room freed); the cron is a minute away. The
-    // room starts at an eighth of AUTO_ENROLL_IN_FLIGHT: 3.
-    const paced = await ctx.startApp({
-      autoEnrollInFlight: 24,
-      admission: { mode: 'pubsub', intervalMs: 60_000 },
-    });
-    const { id } = await createLecture(a.url, {
-      capacity: 10,
-      term: newTerm(),
-      admission: { batchSize: 50, maxActiveTickets: 50 },
-    });
-    const autos = Array.from({ length: 8 }, (_, i) => `paced${i}`);
-    const k = lectureKeys(id);
-    const locker = new Client({ connectionString: databaseUrl(ctx.dbName) });
-    await locker.connect();
+    // A context of its own: no other app's tick or event admits this lecture from its own room.
+    const own = await TestContext.create();
     try {
-      // The seat transactions wait on the row lock: nothing paced here finishes meanwhile.
-      await locker.query('BEGIN');
-      await locker.query('SELECT 1 FROM lecture WHERE id = $1 FOR UPDATE', [id]);
-      // Each join admits at once on `paced`, while its room lasts.
-      for (const s of autos) expect((await autoJoin(id, s, { autoEnroll: true }, paced.url)).status).toBe(201); // prettier-ignore
-      // One who enrolls by hand, behind them: not passing the auto-enrolling head.
-      expect((await autoJoin(id, 'byhand', {}, paced.url)).status).toBe(201);
-      await eventually(async () => (await ctx.redis.zcard(k.inflight)) === 3, 5000);
-      await eventually(async () => (await ctx.lockWaiters()) > 0, 5000);
-      expect(await ctx.redis.zcard(k.tickets)).toBe(0);
-      expect(await ctx.redis.zrange(k.queue, 0, -1)).toEqual([...autos.slice(3), 'byhand']);
-      expect(paced.app.get(AutoEnrollRoom).holding).toBe(3);
-      expect(await statusOf(id, 'paced3')).toMatchObject({ status: 'WAITING', position: 1 });
+      // Events admit here (a join, a seat committed, room freed); the cron is a minute away.
+      // The room starts at an eighth of AUTO_ENROLL_IN_FLIGHT: 3.
+      const paced = await own.startApp({
+        autoEnrollInFlight: 24,
+        admission: { mode: 'pubsub', intervalMs: 60_000 },
+      });
+      const { id } = await createLecture(paced.url, {
+        capacity: 10,
+        term: newTerm(),
+        admission: { batchSize: 50, maxActiveTickets: 50 },
+      });
+      const autos = Array.from({ length: 8 }, (_, i) => `paced${i}`);
+      const k = lectureKeys(id);
+      const room = paced.app.get(AutoEnrollRoom);
+      const locker = new Client({ connectionString: databaseUrl(own.dbName) });
+      await locker.connect();
+      try {
+        // The seat transactions wait on the row lock: nothing paced here finishes meanwhile.
+        await locker.query('BEGIN');
+        await locker.query('SELECT 1 FROM lecture WHERE id = $1 FOR UPDATE', [id]);
+        // Each join admits at once, while the room lasts.
+        for (const s of autos) expect((await autoJoin(id, s, { autoEnroll: true }, paced.url)).status).toBe(201); // prettier-ignore
+        // One who enrolls by hand, behind them: not passing the auto-enrolling head.
+        expect((await autoJoin(id, 'byhand', {}, paced.url)).status).toBe(201);
+        await eventually(async () => (await own.redis.zcard(k.inflight)) === 3, 5000);
+        await eventually(async () => (await own.lockWaiters()) > 0, 5000);
+        expect(await own.redis.zcard(k.tickets)).toBe(0);
+        expect(await own.redis.zrange(k.queue, 0, -1)).toEqual([...autos.slice(3), 'byhand']);
+        expect(room.holding).toBe(3);
+        const head = await queueStatus(paced.url, id, 'paced3');
+        expect(head.body).toMatchObject({ status: 'WAITING', position: 1 });
+      } finally {
+        await locker.query('COMMIT');
+        await locker.end();
+      }
+      // Seats commit, room frees, the head goes on: all eight enrolled, then the student behind
+      // them admitted to enroll — granted in queue order (the admission log, as copied).
+      const admitted = () =>
+        own.sql<{ student_id: string }>(
+          'SELECT student_id FROM admission WHERE lecture_id = $1 ORDER BY stream_ms, stream_seq',
+          [id],
+        );
+      await eventually(async () => (await admitted()).length === 9, 10_000);
+      expect((await admitted()).map((r) => r.student_id)).toEqual([...autos, 'byhand']);
+      const seated = await own.sql<{ student_id: string }>('SELECT student_id FROM enrollment WHERE lecture_id = $1', [id]); // prettier-ignore
+      expect(seated.map((r) => r.student_id).sort()).toEqual([...autos].sort());
+      expect((await queueStatus(paced.url, id, 'byhand')).body.status).toBe('ADMITTED');
+      await eventually(async () => room.holding === 0, 5000);
     } finally {
-      await locker.query('COMMIT');
-      await locker.end();
+      await own.close();
     }
-    // Seats commit, room frees, the head goes on: all eight enrolled in queue order, then the
-    // student behind them admitted to enroll.
-    await eventually(async () => (await rows(id)).length === 8, 10_000);
-    expect((await rows(id)).map((r) => r.student_id)).toEqual(autos);
-    await eventually(async () => (await statusOf(id, 'byhand')).status === 'ADMITTED', 5000);
-    await eventually(async () => paced.app.get(AutoEnrollRoom).holding === 0, 5000);
-    await paced.app.close();
   });
 
   it('an instance SIGKILLed while its auto-enrolls wait on a row lock: every student ENROLLED once, nobody stuck', async () => {

@@ -165,6 +165,18 @@ describe('admit-19.lua (pop-and-grant)', () => {
       expect(await h.redis.xlen(k.admissions)).toBe(3);
     });
 
+    it("a tick that admits nobody for want of room leaves the interval's slot to another caller's tick", async () => {
+      await h.setFacts(id, { batchSize: 10 });
+      await h.joinAll(id, students(3));
+      await auto(...students(3));
+      const noRoom = await h.admit(id, 'tick', 60_000, 0);
+      expect([noRoom[0], ...autosAndPaced(noRoom)]).toEqual([0, 0, 1]);
+      const withRoom = await h.admit(id, 'tick', 60_000, 2);
+      expect(withRoom[5]).toEqual(['s1', 's2']);
+      // That one admitted: the slot is taken for the rest of the interval.
+      expect((await h.admit(id, 'tick', 60_000, 5))[0]).toBe(0);
+    });
+
     it('-1 is no limit: every one is granted, and nobody counted', async () => {
       await h.setFacts(id, { batchSize: 10 });
       await h.joinAll(id, students(4));
