@@ -38,6 +38,12 @@ export class LectureFactsService {
     private readonly line: LineStore,
   ) {}
 
+  /** The facts this instance holds already, or undefined: never a read, never cached by it. */
+  peek(id: number): LectureFacts | undefined {
+    const hit = this.cache.get(id);
+    return hit && 'facts' in hit ? hit.facts : undefined;
+  }
+
   /** The lecture's facts, or LECTURE_NOT_FOUND. */
   async get(id: number): Promise<LectureFacts> {
     const hit = this.cache.get(id);

@@ -159,12 +159,13 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     })();
   }
 
-  /** The most one admission of the lecture grants (what it may need of AutoEnrollRoom). */
-  private async batchOf(lectureId: number): Promise<number> {
-    return this.facts.get(lectureId).then(
-      (f) => f.batchSize,
-      () => MAX_BATCH, // the admission itself finds out what is wrong
-    );
+  /**
+   * The most one admission of the lecture grants (what it may need of AutoEnrollRoom), as far
+   * as this instance knows without a read: reading the facts here would cache them, and a
+   * lecture admitted as it is created would keep its copy from before its sections were added.
+   */
+  private batchOf(lectureId: number): number {
+    return this.facts.peek(lectureId)?.batchSize ?? MAX_BATCH;
   }
 
   /** Pop-and-grant for one lecture; returns how many were admitted. */
@@ -174,7 +175,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     // Admission may run the draw, which hands out queue numbers: the order's floor must hold.
     const admit = async () => {
       if (!this.line.orderHeld(lectureId)) await this.fence.hold(lectureId);
-      const lent = this.room.lend(await this.batchOf(lectureId));
+      const lent = this.room.lend(this.batchOf(lectureId));
       let admitted: AdmitResult | null = null;
       try {
         admitted = await this.line.admit(lectureId, mode, interval, lent);
