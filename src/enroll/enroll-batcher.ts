@@ -35,10 +35,7 @@ export class EnrollBatcher {
       const queue = this.queues.get(lectureId);
       if (queue) return void queue.push(waiter);
       this.queues.set(lectureId, [waiter]);
-      // From the next turn of the event loop: the enrolls whose tickets were consumed in this
-      // one (an admission's auto-enrolls, a burst of clicks) go in the first transaction
-      // together instead of after a transaction of one.
-      setImmediate(() => void this.drain(lectureId));
+      void this.drain(lectureId);
     });
   }
 
