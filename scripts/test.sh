@@ -12,7 +12,9 @@ CHROMIUM_PATH=$(bash scripts/browser.sh) # the browser tests drive the pages in 
 export CHROMIUM_PATH
 PROMTOOL_PATH=$(bash scripts/find-tool.sh PROMTOOL_PATH prometheus promtool) # checks /metrics
 export PROMTOOL_PATH
-npm run build >/dev/null # the start-up and browser tests run the compiled server, as `npm start` does
+# The start-up and browser tests run the compiled server, as `npm start` does (TEST_NO_BUILD=1:
+# dist/ is already built from these sources, as in CI's second run).
+[ "${TEST_NO_BUILD:-0}" = 1 ] || npm run build >/dev/null
 
 # TEST_CLUSTER=0: the standalone Redis alone (CI's run on a second Node needs no second topology).
 with_cluster=${TEST_CLUSTER:-1}

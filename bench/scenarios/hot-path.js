@@ -116,18 +116,18 @@ async function floorHotPath({ n }) {
 /**
  * The hot path: the service as configured by default, the floor, the service with the access
  * log turned down to errors (what the log line costs), and the service on a lecture whose term
- * has registration windows, records and holds (what judging them costs a join), in turns,
- * twice each (best of two: one run swings with the machine); then one more service run under
+ * has registration windows, records and holds (what judging them costs a join), `turns` times
+ * each in turns (the best: one run swings with the machine); then one more service run under
  * the CPU profiler, whose overhead stays out of the rates. `withService(phase, { nodeArgs,
  * env })` runs a phase against a fresh service process.
  */
-async function hotPath(withService, { n }) {
+async function hotPath(withService, { n, turns }) {
   const service = [];
   const floor = [];
   const quiet = [];
   const windowed = [];
   const phase = (api, admin) => serviceHotPath(api, admin, { n });
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < turns; i++) {
     service.push(await withService(phase));
     floor.push(await floorHotPath({ n }));
     quiet.push(await withService(phase, { env: { ACCESS_LOG: 'errors' } }));
