@@ -18,6 +18,9 @@ import { TEST_JWT_SECRET } from './tokens';
 
 export { TEST_REDIS_URL };
 
+/** After this long an app's close() is reported (TestContext.close). */
+const CLOSE_REPORT_MS = 20_000;
+
 export interface RunningApp {
   app: NestFastifyApplication;
   url: string;
@@ -148,7 +151,21 @@ export class TestContext {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.apps.map((a) => a.app.close().catch(() => undefined)));
+    const closing = new Set(this.apps);
+    // An app that does not close within 20 s is a bug to find, not to wait out in silence: say
+    // which, and what its database sessions and the process are waiting on (seen once in CI,
+    // an afterAll's close that never finished, and not again in 40 runs).
+    const watchdog = setTimeout(() => void this.reportStuckClose([...closing]), CLOSE_REPORT_MS);
+    watchdog.unref();
+    await Promise.all(
+      this.apps.map((a) =>
+        a.app
+          .close()
+          .catch(() => undefined)
+          .finally(() => closing.delete(a)),
+      ),
+    );
+    clearTimeout(watchdog);
     await this.pg.end().catch(() => undefined);
     await adminQuery(`DROP DATABASE IF EXISTS ${this.dbName} WITH (FORCE)`);
     await this.deleteRedisKeys();
@@ -157,6 +174,32 @@ export class TestContext {
       if (found !== undefined) await s.config('SET', 'notify-keyspace-events', found);
     });
     this.redis.disconnect();
+  }
+
+  private async reportStuckClose(apps: RunningApp[]): Promise<void> {
+    const admin = new Client({ connectionString: databaseUrl('postgres') });
+    const sessions = await admin
+      .connect()
+      .then(() =>
+        admin.query(
+          `SELECT state, wait_event_type, wait_event, left(query, 120) AS query FROM pg_stat_activity WHERE datname = $1`,
+          [this.dbName],
+        ),
+      )
+      .then(
+        (r) => r.rows,
+        (err: Error) => err.message,
+      )
+      .finally(() => admin.end().catch(() => undefined));
+    type Handle = { constructor?: { name: string }; remotePort?: number; localPort?: number };
+    const handles = (process as unknown as { _getActiveHandles(): Handle[] })
+      ._getActiveHandles()
+      .map((h) => `${h.constructor?.name}${h.remotePort ? ` to :${h.remotePort}` : ''}${h.localPort && !h.remotePort ? ` on :${h.localPort}` : ''}`); // prettier-ignore
+    process.stderr.write(
+      `TestContext.close: ${apps.length} app(s) still closing after ${CLOSE_REPORT_MS} ms: ` +
+        `${JSON.stringify(apps.map((a) => ({ url: a.url, redisUrl: a.config.redisUrl, cluster: a.config.redisClusterNodes })))}; ` + // prettier-ignore
+        `database sessions ${JSON.stringify(sessions)}; active handles ${JSON.stringify(handles)}\n`,
+    );
   }
 
   /** Config overrides that point an app at a Redis nobody answers on, in this run's topology. */
