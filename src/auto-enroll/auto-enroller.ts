@@ -74,10 +74,11 @@ export class AutoEnroller implements OnApplicationBootstrap {
     counted: number,
   ) {
     let uncounted = counted;
+    const grantedAt = Date.now(); // the admission that granted them has just answered
     const release = () => {
       if (uncounted <= 0) return;
       uncounted -= 1;
-      this.room.done();
+      this.room.done(1, grantedAt); // how long it waited tells the room its size
     };
     try {
       const autos = await this.store.autoAmong(lectureId, students);

@@ -5,6 +5,14 @@ import { MetricsService } from '../metrics/metrics.service';
 
 /** Nothing in flight this long: the room starts small again (see `window`). */
 const QUIET_MS = 2_000;
+/**
+ * Grant → seat transaction over, for an enroll that finished: more than this and the room is
+ * too big for what the machine seats now (API.md's bound is 1 s at the 99th percentile; half of
+ * it leaves the tail its room). See `done`.
+ */
+export const LATE_AFTER_MS = 500;
+/** The room shrinks at most this often: one batch's late enrolls end together, one signal. */
+const SHRINK_EVERY_MS = 250;
 
 /**
  * How many tickets of auto-enrolling students this instance may hold at once: granted here and
@@ -38,10 +46,16 @@ export class AutoEnrollRoom {
    * The room now: it starts at a piece and grows by each enroll that finishes, up to the limit
    * (TCP's slow start). An opening's first second is the service's busiest — thousands of
    * streams told of the draw — and a ticket granted then waits for all of it; once enrolls come
-   * back, the room has shown it is seated as fast as it grows. After a quiet spell it starts
-   * small again.
+   * back, the room has shown it is seated as fast as it grows. Enrolls that waited too long
+   * shrink it (`done`). After a quiet spell it starts small again. Fractional: see `size`.
    */
   private window: number;
+  /**
+   * Below this the room grows by each enroll that finishes (slow start); from it, by a piece
+   * per room's worth (as TCP's congestion avoidance). It is where the room last shrank.
+   */
+  private ceiling: number;
+  private shrunkAt = 0;
   private quietSince = 0;
   private resume?: (lectureId: number) => void;
   private resumeQueued = false;
@@ -53,6 +67,7 @@ export class AutoEnrollRoom {
     this.limit = config.autoEnrollInFlight;
     this.piece = Math.max(1, Math.floor(this.limit / 8));
     this.window = this.piece;
+    this.ceiling = this.limit;
   }
 
   /** Admission tells how a lecture stopped for want of room is admitted again. */
@@ -68,8 +83,9 @@ export class AutoEnrollRoom {
     if (this.limit <= 0) return NO_AUTO_LIMIT;
     if (this.inFlight + this.lent === 0 && Date.now() - this.quietSince > QUIET_MS) {
       this.window = this.piece;
+      this.ceiling = this.limit;
     }
-    const room = Math.max(0, Math.min(upTo, this.window - this.inFlight - this.lent));
+    const room = Math.max(0, Math.min(upTo, this.size - this.inFlight - this.lent));
     this.lent += room;
     return room;
   }
@@ -87,15 +103,38 @@ export class AutoEnrollRoom {
     if (autos < lent || paced) this.freed();
   }
 
-  /** `n` enrolls counted by `settle` finished (seated, refused or given up): their room frees. */
-  done(n = 1): void {
+  /**
+   * `n` enrolls counted by `settle` finished (seated, refused or given up): their room frees.
+   * With `grantedAt` (when their tickets were granted) the room also learns how long they
+   * waited: later than LATE_AFTER_MS, it shrinks by a quarter (at most every SHRINK_EVERY_MS,
+   * never below a piece), so that a machine seating fewer a second than the room holds does not
+   * leave tickets waiting seconds (Little's law: the wait is the room over the seats a second);
+   * in time, it grows.
+   */
+  done(n = 1, grantedAt?: number): void {
     if (this.limit <= 0 || n <= 0) return;
     const finished = Math.min(n, this.inFlight);
     this.inFlight -= finished;
-    this.window = Math.min(this.limit, this.window + finished);
+    const now = Date.now();
+    if (grantedAt !== undefined && now - grantedAt > LATE_AFTER_MS) {
+      if (now - this.shrunkAt >= SHRINK_EVERY_MS) {
+        this.window = Math.max(this.piece, this.window * 0.75);
+        this.ceiling = this.window;
+        this.shrunkAt = now;
+      }
+    } else if (this.window < this.ceiling) {
+      this.window = Math.min(this.ceiling, this.window + finished);
+    } else {
+      this.window = Math.min(this.limit, this.window + (finished * this.piece) / this.window);
+    }
     if (this.inFlight + this.lent === 0) this.quietSince = Date.now();
     this.metrics?.autoTicketsInFlight(this.inFlight);
     this.freed();
+  }
+
+  /** The room now, in whole tickets. */
+  private get size(): number {
+    return Math.floor(this.window);
   }
 
   /** Tickets of auto-enrolling students granted here whose enroll is still running. */
@@ -113,7 +152,7 @@ export class AutoEnrollRoom {
     this.resumeQueued = true;
     setImmediate(() => {
       this.resumeQueued = false;
-      const free = this.window - this.inFlight - this.lent;
+      const free = this.size - this.inFlight - this.lent;
       const busy = this.inFlight + this.lent > 0;
       if (free <= 0 || (busy && free < this.piece)) return;
       const lectures = [...this.waiting].slice(0, Math.ceil(free / this.piece));

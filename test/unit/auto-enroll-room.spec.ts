@@ -1,6 +1,6 @@
 import type { AppConfig } from '../../src/config/app-config';
 import { NO_AUTO_LIMIT } from '../../src/line/line.store';
-import { AutoEnrollRoom } from '../../src/queue/auto-enroll-room';
+import { AutoEnrollRoom, LATE_AFTER_MS } from '../../src/queue/auto-enroll-room';
 
 const roomOf = (autoEnrollInFlight: number) =>
   new AutoEnrollRoom({ autoEnrollInFlight } as AppConfig);
@@ -106,5 +106,41 @@ describe('AutoEnrollRoom (tickets of auto-enrolling students one instance holds)
     room.done(14);
     await turn();
     expect(resumed).toEqual([1, 2, 3]); // nothing in flight: every one left
+  });
+
+  it('shrinks by a quarter when enrolls waited longer than LATE_AFTER_MS, once per batch, never below a piece; then grows a piece per room', () => {
+    const room = roomOf(800); // pieces of 100
+    for (const n of [100, 200, 400]) grow(room, n); // slow start up to the limit
+    expect(room.lend(10_000)).toBe(800);
+    room.settle(1, 800, 800, false);
+    const now = Date.now();
+    const grantedAt = now - LATE_AFTER_MS - 400; // seated 0.9 s after the grant: too late
+    room.done(400, grantedAt);
+    room.done(400, grantedAt); // the same moment's other late enrolls: one signal, not two
+    expect(room.lend(10_000)).toBe(600);
+    room.settle(1, 600, 600, false);
+    // A quarter of a second on, the same wait shrinks it again.
+    jest.spyOn(Date, 'now').mockReturnValue(now + 300);
+    room.done(600, grantedAt);
+    expect(room.lend(10_000)).toBe(450);
+    room.settle(1, 450, 450, false);
+    // On time now: no longer doubling, a piece for each room's worth that finishes.
+    room.done(450, now + 300);
+    expect(room.lend(10_000)).toBe(550);
+    room.settle(1, 550, 0, false);
+    // However late, never below a piece.
+    for (let i = 1; i <= 20; i++) {
+      jest.spyOn(Date, 'now').mockReturnValue(now + 300 + i * 300);
+      room.settle(1, room.lend(10_000), 1, false);
+      room.done(1, now - 10_000);
+    }
+    expect(room.lend(10_000)).toBe(100);
+  });
+
+  it('without the grant time (a fault, settings gone) it frees the room and grows as before', () => {
+    const room = roomOf(16);
+    room.settle(1, room.lend(10), 2, false);
+    room.done(2);
+    expect(room.lend(10)).toBe(4);
   });
 });
