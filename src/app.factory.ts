@@ -46,6 +46,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const service = app.get(MetricsService);
   late.metrics = service;
   const fastify = app.getHttpAdapter().getInstance();
+  closeConnectionsAsTheyIdle(fastify);
   requireHost(fastify);
   acceptEmptyJsonBodies(fastify);
   acceptBulkImports(fastify, config.bulkBodyLimitBytes);
@@ -56,6 +57,22 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   setupOpenApi(app);
   servePages(app);
   return app;
+}
+
+/**
+ * On close, `forceCloseConnections: 'idle'` drops the keep-alive connections idle at that moment,
+ * once. One busy then (its response still going out) turns idle a moment later and would be
+ * left open until the client hangs up (Fastify keeps a connection 72 s), and close() waits for
+ * it: close each as it turns idle. (main.ts does the same from SIGTERM; tests close the app
+ * directly, and an afterAll waited out such a connection past its 60 s.)
+ */
+function closeConnectionsAsTheyIdle(fastify: FastifyInstance): void {
+  fastify.addHook('preClose', (done) => {
+    const timer = setInterval(() => fastify.server.closeIdleConnections(), 50);
+    timer.unref();
+    fastify.server.once('close', () => clearInterval(timer));
+    done();
+  });
 }
 
 /** HTTP/1.1 requires a Host header (RFC 9112): refused in the contract's shape. */

@@ -1,3 +1,5 @@
+import { Agent, request as httpRequest } from 'node:http';
+import type { Server } from 'node:http';
 import { Client } from 'pg';
 import request from 'supertest';
 import { SeatTransactions } from '../../src/enroll/seat.transactions';
@@ -7,6 +9,7 @@ import {
   cancelEnrollment,
   createLecture,
   enroll,
+  eventually,
   join,
   queueStatus,
   sleep,
@@ -15,7 +18,7 @@ import {
 import { call } from '../helpers/http';
 import { databaseUrl } from '../helpers/pg';
 import { RunningApp, TestContext } from '../helpers/test-context';
-import { adminHeaders, studentHeaders } from '../helpers/tokens';
+import { adminHeaders, studentHeaders, tokenFor } from '../helpers/tokens';
 
 describe('Enrollment (API.md, Enrollment)', () => {
   let ctx: TestContext;
@@ -352,5 +355,43 @@ describe('Enrollment (API.md, Enrollment)', () => {
     }
     await invariant1(id);
     expect((await stats(url, id)).body).toMatchObject({ enrolled: 0, seatsLeft: 2, waiting: 0 });
+  });
+
+  it('closing while an enroll waits on a row lock: the enroll is answered, and its keep-alive connection closed as it turns idle, not when the client hangs up', async () => {
+    const closing = await ctx.startApp({ admission: { intervalMs: 60_000 } });
+    const { id } = await createLecture(closing.url, { capacity: 2 });
+    await join(closing.url, id, 'late');
+    while ((await closing.app.get(AdmissionService).admit(id, 'event')) > 0);
+    const locker = new Client({ connectionString: databaseUrl(ctx.dbName) });
+    await locker.connect();
+    const agent = new Agent({ keepAlive: true }); // keeps the connection until the server ends it
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM lecture WHERE id = $1 FOR UPDATE', [id]);
+      const answered = new Promise<number>((resolve, reject) => {
+        const req = httpRequest(`${closing.url}/lectures/${id}/enroll`, {
+          method: 'POST',
+          agent,
+          headers: { authorization: `Bearer ${tokenFor('late', 'student')}` },
+        });
+        req.on('response', (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)));
+        req.on('error', reject);
+        req.end();
+      });
+      await eventually(async () => (await ctx.lockWaiters()) > 0, 5000);
+      const closed = closing.app.close().then(() => 'closed');
+      // The server has stopped listening while the enroll is still in flight: its connection
+      // is busy, not idle, when close() drops the idle ones.
+      const server = closing.app.getHttpServer() as Server;
+      await eventually(async () => !server.listening, 5000);
+      await locker.query('ROLLBACK');
+      expect(await answered).toBe(201);
+      // Fastify keeps an idle connection 72 s: close() must not wait for it (60 s is the hook's).
+      const late = sleep(10_000).then(() => 'still open');
+      expect(await Promise.race([closed, late])).toBe('closed');
+    } finally {
+      agent.destroy();
+      await locker.end();
+    }
   });
 });
