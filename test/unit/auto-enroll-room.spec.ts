@@ -113,7 +113,9 @@ describe('AutoEnrollRoom (tickets of auto-enrolling students one instance holds)
     for (const n of [100, 200, 400]) grow(room, n); // slow start up to the limit
     expect(room.lend(10_000)).toBe(800);
     room.settle(1, 800, 800, false);
+    // The clock is held: a slow machine between the calls below must not spread them apart.
     const now = Date.now();
+    jest.spyOn(Date, 'now').mockReturnValue(now);
     const grantedAt = now - LATE_AFTER_MS - 400; // seated 0.9 s after the grant: too late
     room.done(400, grantedAt);
     room.done(400, grantedAt); // the same moment's other late enrolls: one signal, not two
