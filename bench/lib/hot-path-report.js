@@ -12,7 +12,7 @@ function hotPathTable(hp) {
   const windowJoinRatio = hp.windowJoins.rate / hp.joins.rate;
   const windowReadRatio = hp.windowReads.rate / hp.reads.rate;
   const rows = [
-    `Hot path: ${int(hp.requests)} first joins, then as many status reads, ${hp.connections} connections, service and floor in turns (best of two each)`,
+    `Hot path: ${int(hp.requests)} first joins, then as many status reads, ${hp.connections} connections, service and floor in turns (best of ${hp.turns} each)`,
     '',
     '| figure | this service | floor (same run) | ratio | target |',
     '| --- | ---: | ---: | ---: | --- |',

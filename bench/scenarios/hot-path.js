@@ -152,6 +152,7 @@ async function hotPath(withService, { n, turns }) {
   return {
     requests: n,
     connections: HOT_CONNECTIONS,
+    turns,
     joins: best(service, 'joins'),
     reads: best(service, 'reads'),
     floorJoins: best(floor, 'joins'),
