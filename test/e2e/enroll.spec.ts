@@ -365,6 +365,7 @@ describe('Enrollment (API.md, Enrollment)', () => {
     const locker = new Client({ connectionString: databaseUrl(ctx.dbName) });
     await locker.connect();
     const agent = new Agent({ keepAlive: true }); // keeps the connection until the server ends it
+    let lateTimer: NodeJS.Timeout | undefined;
     try {
       await locker.query('BEGIN');
       await locker.query('SELECT 1 FROM lecture WHERE id = $1 FOR UPDATE', [id]);
@@ -387,9 +388,10 @@ describe('Enrollment (API.md, Enrollment)', () => {
       await locker.query('ROLLBACK');
       expect(await answered).toBe(201);
       // Fastify keeps an idle connection 72 s: close() must not wait for it (60 s is the hook's).
-      const late = sleep(10_000).then(() => 'still open');
+      const late = new Promise<string>((r) => (lateTimer = setTimeout(() => r('still open'), 10_000))); // prettier-ignore
       expect(await Promise.race([closed, late])).toBe('closed');
     } finally {
+      clearTimeout(lateTimer); // not left to keep jest waiting 10 s after the last test
       agent.destroy();
       await locker.end();
     }

@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { createApp, listen } from '../../src/app.factory';
 import type { AppConfig } from '../../src/config/app-config';
 import { DEFAULT_AUTO_ENROLL_IN_FLIGHT } from '../../src/config/load-config';
+import { CloseTrace } from './close-trace';
 import { TEMPLATE_ENV, adminQuery, databaseUrl, uniqueName } from './pg';
 import {
   TEST_REDIS_URL,
@@ -25,6 +26,8 @@ export interface RunningApp {
   app: NestFastifyApplication;
   url: string;
   config: AppConfig;
+  /** where its close() is, for the report of a close that does not finish */
+  trace: CloseTrace;
 }
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? Partial<T[K]> : T[K] };
@@ -131,8 +134,9 @@ export class TestContext {
   async startApp(overrides: DeepPartial<AppConfig> = {}): Promise<RunningApp> {
     const config = this.config(overrides);
     const app = await createApp(config);
+    const trace = new CloseTrace(app);
     await listen(app, 0, '127.0.0.1');
-    const running = { app, url: await app.getUrl(), config };
+    const running = { app, url: await app.getUrl(), config, trace };
     this.apps.push(running);
     return running;
   }
@@ -177,7 +181,11 @@ export class TestContext {
   }
 
   private async reportStuckClose(apps: RunningApp[]): Promise<void> {
-    const admin = new Client({ connectionString: databaseUrl('postgres') });
+    const admin = new Client({
+      connectionString: databaseUrl('postgres'),
+      connectionTimeoutMillis: 5000,
+      query_timeout: 5000,
+    });
     const sessions = await admin
       .connect()
       .then(() =>
@@ -197,7 +205,7 @@ export class TestContext {
       .map((h) => `${h.constructor?.name}${h.remotePort ? ` to :${h.remotePort}` : ''}${h.localPort && !h.remotePort ? ` on :${h.localPort}` : ''}`); // prettier-ignore
     process.stderr.write(
       `TestContext.close: ${apps.length} app(s) still closing after ${CLOSE_REPORT_MS} ms: ` +
-        `${JSON.stringify(apps.map((a) => ({ url: a.url, redisUrl: a.config.redisUrl, cluster: a.config.redisClusterNodes })))}; ` + // prettier-ignore
+        `${JSON.stringify(apps.map((a) => ({ url: a.url, redisUrl: a.config.redisUrl, close: a.trace.report() })))}; ` + // prettier-ignore
         `database sessions ${JSON.stringify(sessions)}; active handles ${JSON.stringify(handles)}\n`,
     );
   }
