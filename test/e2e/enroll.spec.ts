@@ -2,6 +2,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import type { Server } from 'node:http';
 import { Client } from 'pg';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { SeatTransactions } from '../../src/enroll/seat.transactions';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { lectureKeys } from '../../src/redis/keys';
@@ -278,23 +279,27 @@ describe('Enrollment (API.md, Enrollment)', () => {
 
   it('a batch is one round trip to PostgreSQL, answers included: nothing is asked after COMMIT', async () => {
     const { id } = await createLecture(url, { capacity: 1 });
-    const pool = (app.app.get(SeatTransactions) as unknown as { pool: { connect: () => unknown } })
-      .pool;
+    type Connect = (...args: unknown[]) => unknown;
+    const pool = (app.app.get(SeatTransactions) as unknown as { pool: { connect: Connect } }).pool;
     // Only this batch's own connections count: the instance's background work (the admission
-    // log's copy, the draws) shares the pool and may connect meanwhile.
+    // log's copy, the draws, the holds' poll) shares the pool and may connect meanwhile — with
+    // a callback (TypeORM), passed on: dropped, it left that connection checked out for good,
+    // and the pool's end() at close waited for it forever (CI's afterAll hang, 1 run in ~20).
     const connect = pool.connect.bind(pool);
     let ours = 0;
-    const connects = jest.spyOn(pool, 'connect').mockImplementation(() => {
+    const connects = jest.spyOn(pool, 'connect').mockImplementation((...args: unknown[]) => {
       if (/enrollBatch/.test(new Error().stack ?? '')) ours += 1;
-      return connect();
+      return connect(...args);
     });
     const deadline = Date.now() + 10_000;
+    const background = app.app.get(DataSource).query('SELECT 1 AS one'); // as the poll's
     const outcomes = await app.app.get(SeatTransactions).enrollBatch(id, [
       { studentId: 'w', deadline, queueSeq: 1 },
       { studentId: 'l', deadline, queueSeq: 2 },
     ]);
     expect(outcomes.map((o) => o.kind)).toEqual(['ENROLLED', 'FULL']);
     expect(ours).toBe(1);
+    expect(await background).toEqual([{ one: 1 }]);
     connects.mockRestore();
   });
 

@@ -1,6 +1,8 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ModulesContainer } from '@nestjs/core';
 import type { Server } from 'node:http';
+import type { Pool, PoolClient } from 'pg';
+import { DataSource } from 'typeorm';
 
 const HOOKS = ['onModuleDestroy', 'beforeApplicationShutdown', 'onApplicationShutdown'] as const;
 const PHASES = [
@@ -22,6 +24,9 @@ type Callable = (...args: unknown[]) => unknown;
 export class CloseTrace {
   private readonly running = new Map<string, number>();
   private readonly steps: string[] = [];
+  /** the pool's connections now checked out, with where each was asked for */
+  private readonly checkedOut = new Map<PoolClient, string>();
+  private readonly pool: Pool;
   /** when close() was first called: the steps' times count from it */
   private startedAt = 0;
 
@@ -47,13 +52,65 @@ export class CloseTrace {
       done();
     });
     (app.getHttpServer() as Server).once('close', () => this.step('http server closed'));
+    this.pool = (app.get(DataSource).driver as unknown as { master: Pool }).master;
+    this.followCheckouts();
   }
 
-  report(): { steps: string[]; running: string[]; listening: boolean } {
+  /**
+   * Where each pooled connection still checked out was taken: the pool's end() (TypeORM's
+   * shutdown) waits for every one to come back.
+   */
+  private followCheckouts(): void {
+    const pool = this.pool as unknown as { connect: Callable };
+    const connect = methodOf(pool, 'connect')!;
+    const held = this.checkedOut;
+    const taken = (client: PoolClient | undefined, stack: string) => {
+      if (client) held.set(client, stack);
+    };
+    Object.defineProperty(pool, 'connect', {
+      configurable: true,
+      writable: true,
+      value: function (
+        this: unknown,
+        cb?: (err: Error, client?: PoolClient, done?: unknown) => void,
+      ) {
+        const stack = ourFrames(new Error().stack);
+        if (cb) return connect.call(this, (err: Error, client?: PoolClient, done?: unknown) => (taken(client, stack), cb(err, client, done))); // prettier-ignore
+        return (connect.call(this) as Promise<PoolClient>).then((client) => (taken(client, stack), client)); // prettier-ignore
+      },
+    });
+    this.pool.on('release', (_err: Error, client: PoolClient) => held.delete(client));
+  }
+
+  /**
+   * Hands back, as broken, every pooled connection still checked out: the pool's end() can
+   * then finish, and the close with it. Only for a close already reported as stuck.
+   */
+  releaseCheckedOut(): void {
+    for (const client of [...this.checkedOut.keys()]) {
+      client.release(new Error('checked out and never released (TestContext.close)'));
+    }
+  }
+
+  report(): {
+    steps: string[];
+    running: string[];
+    listening: boolean;
+    pool: Record<string, unknown>;
+  } {
     const server = this.app.getHttpServer() as Server;
     const now = Date.now();
     const running = [...this.running].map(([label, since]) => `${label} (${now - since} ms)`);
-    return { steps: this.steps, running, listening: server.listening };
+    const p = this.pool as unknown as { _clients: unknown[]; _idle: unknown[]; _pendingQueue: unknown[]; ending: boolean; ended: boolean }; // prettier-ignore
+    const pool = {
+      clients: p._clients.length,
+      idle: p._idle.length,
+      waiting: p._pendingQueue.length,
+      ending: p.ending,
+      ended: p.ended,
+      checkedOutAt: [...this.checkedOut.values()],
+    };
+    return { steps: this.steps, running, listening: server.listening, pool };
   }
 
   private step(what: string): void {
@@ -92,6 +149,19 @@ export class CloseTrace {
     };
     Object.defineProperty(target, name, { value: followed, writable: true, configurable: true });
   }
+}
+
+/** A stack's frames in this project's code (not node_modules), joined on one line. */
+function ourFrames(stack = ''): string {
+  return stack
+    .split('\n')
+    .slice(1)
+    .filter(
+      (l) => !l.includes('node_modules') && !l.includes('node:') && !l.includes('close-trace'),
+    )
+    .map((l) => l.trim().replace(/^at /, ''))
+    .slice(0, 6)
+    .join(' < ');
 }
 
 function methodOf(target: object, name: string): Callable | undefined {
