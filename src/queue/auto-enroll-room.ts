@@ -11,8 +11,6 @@ const QUIET_MS = 2_000;
  * it leaves the tail its room). See `done`.
  */
 export const LATE_AFTER_MS = 500;
-/** The room shrinks at most this often: one batch's late enrolls end together, one signal. */
-const SHRINK_EVERY_MS = 250;
 
 /**
  * How many tickets of auto-enrolling students this instance may hold at once: granted here and
@@ -55,6 +53,11 @@ export class AutoEnrollRoom {
    * per room's worth (as TCP's congestion avoidance). It is where the room last shrank.
    */
   private ceiling: number;
+  /**
+   * When the room last shrank. Only enrolls granted after it tell of the room as it is now: the
+   * ones granted before waited in the bigger room, which that shrink already answered (as TCP
+   * cuts its window once per round trip, not once per lost packet).
+   */
   private shrunkAt = 0;
   private quietSince = 0;
   private resume?: (lectureId: number) => void;
@@ -106,10 +109,10 @@ export class AutoEnrollRoom {
   /**
    * `n` enrolls counted by `settle` finished (seated, refused or given up): their room frees.
    * With `grantedAt` (when their tickets were granted) the room also learns how long they
-   * waited: later than LATE_AFTER_MS, it shrinks by a quarter (at most every SHRINK_EVERY_MS,
-   * never below a piece), so that a machine seating fewer a second than the room holds does not
-   * leave tickets waiting seconds (Little's law: the wait is the room over the seats a second);
-   * in time, it grows.
+   * waited: later than LATE_AFTER_MS, it shrinks by a quarter (once for all the tickets granted
+   * before a shrink, never below a piece), so that a machine seating fewer a second than the
+   * room holds does not leave tickets waiting seconds (Little's law: the wait is the room over
+   * the seats a second); in time, it grows.
    */
   done(n = 1, grantedAt?: number): void {
     if (this.limit <= 0 || n <= 0) return;
@@ -117,7 +120,7 @@ export class AutoEnrollRoom {
     this.inFlight -= finished;
     const now = Date.now();
     if (grantedAt !== undefined && now - grantedAt > LATE_AFTER_MS) {
-      if (now - this.shrunkAt >= SHRINK_EVERY_MS) {
+      if (grantedAt > this.shrunkAt) {
         this.window = Math.max(this.piece, this.window * 0.75);
         this.ceiling = this.window;
         this.shrunkAt = now;

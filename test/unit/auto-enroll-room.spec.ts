@@ -108,33 +108,39 @@ describe('AutoEnrollRoom (tickets of auto-enrolling students one instance holds)
     expect(resumed).toEqual([1, 2, 3]); // nothing in flight: every one left
   });
 
-  it('shrinks by a quarter when enrolls waited longer than LATE_AFTER_MS, once per batch, never below a piece; then grows a piece per room', () => {
+  it('shrinks by a quarter when enrolls waited longer than LATE_AFTER_MS, once for the tickets granted before a shrink, never below a piece; then grows a piece per room', () => {
     const room = roomOf(800); // pieces of 100
     for (const n of [100, 200, 400]) grow(room, n); // slow start up to the limit
     expect(room.lend(10_000)).toBe(800);
     room.settle(1, 800, 800, false);
     // The clock is held: a slow machine between the calls below must not spread them apart.
     const now = Date.now();
-    jest.spyOn(Date, 'now').mockReturnValue(now);
+    const at = (ms: number) => jest.spyOn(Date, 'now').mockReturnValue(now + ms);
+    at(0);
     const grantedAt = now - LATE_AFTER_MS - 400; // seated 0.9 s after the grant: too late
     room.done(400, grantedAt);
     room.done(400, grantedAt); // the same moment's other late enrolls: one signal, not two
     expect(room.lend(10_000)).toBe(600);
     room.settle(1, 600, 600, false);
-    // A quarter of a second on, the same wait shrinks it again.
-    jest.spyOn(Date, 'now').mockReturnValue(now + 300);
-    room.done(600, grantedAt);
+    // Later, tickets granted before that shrink come back late too: it has answered them.
+    at(300);
+    room.done(300, grantedAt);
+    expect(room.lend(10_000)).toBe(300); // 600 in all, 300 of them in flight
+    room.settle(1, 300, 300, false);
+    // Tickets granted after it, late as well: the smaller room is still too big.
+    at(700);
+    room.done(600, now + 100);
     expect(room.lend(10_000)).toBe(450);
     room.settle(1, 450, 450, false);
     // On time now: no longer doubling, a piece for each room's worth that finishes.
-    room.done(450, now + 300);
+    room.done(450, now + 700);
     expect(room.lend(10_000)).toBe(550);
     room.settle(1, 550, 0, false);
-    // However late, never below a piece.
+    // However late, never below a piece (each ticket granted after the shrink before it).
     for (let i = 1; i <= 20; i++) {
-      jest.spyOn(Date, 'now').mockReturnValue(now + 300 + i * 300);
+      at(700 + i * 1000);
       room.settle(1, room.lend(10_000), 1, false);
-      room.done(1, now - 10_000);
+      room.done(1, now + 700 + i * 1000 - 600);
     }
     expect(room.lend(10_000)).toBe(100);
   });
