@@ -25,7 +25,7 @@ export class CloseTrace {
   private readonly running = new Map<string, number>();
   private readonly steps: string[] = [];
   /** the pool's connections now checked out, with where each was asked for */
-  private readonly checkedOut = new Map<PoolClient, string>();
+  private readonly checkedOut = new Map<PoolClient, { stack: string; force: () => void }>();
   private readonly pool: Pool;
   /** when close() was first called: the steps' times count from it */
   private startedAt = 0;
@@ -63,23 +63,31 @@ export class CloseTrace {
   private followCheckouts(): void {
     const pool = this.pool as unknown as { connect: Callable };
     const connect = methodOf(pool, 'connect')!;
-    const held = this.checkedOut;
-    const taken = (client: PoolClient | undefined, stack: string) => {
-      if (client) held.set(client, stack);
+    type Done = (err?: Error | boolean) => void;
+    // The owner gets a release that does nothing once releaseCheckedOut() has handed the
+    // connection back: its own release, later, must not throw "already released" into a test.
+    const taken = (client: PoolClient, stack: string): Done => {
+      const own = client.release.bind(client) as Done;
+      let forced = false;
+      const guarded: Done = (err) => (forced ? undefined : own(err));
+      client.release = guarded;
+      const force = () => {
+        forced = true;
+        own(new Error('checked out and never released (TestContext.close)'));
+      };
+      this.checkedOut.set(client, { stack, force });
+      return guarded;
     };
     Object.defineProperty(pool, 'connect', {
       configurable: true,
       writable: true,
-      value: function (
-        this: unknown,
-        cb?: (err: Error, client?: PoolClient, done?: unknown) => void,
-      ) {
+      value: function (this: unknown, cb?: (err: Error, client?: PoolClient, done?: Done) => void) {
         const stack = ourFrames(new Error().stack);
-        if (cb) return connect.call(this, (err: Error, client?: PoolClient, done?: unknown) => (taken(client, stack), cb(err, client, done))); // prettier-ignore
+        if (cb) return connect.call(this, (err: Error, client?: PoolClient, done?: Done) => cb(err, client, client ? taken(client, stack) : done)); // prettier-ignore
         return (connect.call(this) as Promise<PoolClient>).then((client) => (taken(client, stack), client)); // prettier-ignore
       },
     });
-    this.pool.on('release', (_err: Error, client: PoolClient) => held.delete(client));
+    this.pool.on('release', (_err: Error, client: PoolClient) => this.checkedOut.delete(client));
   }
 
   /**
@@ -87,9 +95,7 @@ export class CloseTrace {
    * then finish, and the close with it. Only for a close already reported as stuck.
    */
   releaseCheckedOut(): void {
-    for (const client of [...this.checkedOut.keys()]) {
-      client.release(new Error('checked out and never released (TestContext.close)'));
-    }
+    for (const { force } of [...this.checkedOut.values()]) force();
   }
 
   report(): {
@@ -108,7 +114,7 @@ export class CloseTrace {
       waiting: p._pendingQueue.length,
       ending: p.ending,
       ended: p.ended,
-      checkedOutAt: [...this.checkedOut.values()],
+      checkedOutAt: [...this.checkedOut.values()].map((c) => c.stack),
     };
     return { steps: this.steps, running, listening: server.listening, pool };
   }
@@ -147,7 +153,11 @@ export class CloseTrace {
     const followed = function (this: unknown, ...args: unknown[]): Promise<unknown> {
       return run(this, args);
     };
-    Object.defineProperty(target, name, { value: followed, writable: true, configurable: true });
+    try {
+      Object.defineProperty(target, name, { value: followed, writable: true, configurable: true });
+    } catch {
+      // a frozen provider: its hook is not followed, and the app still starts
+    }
   }
 }
 

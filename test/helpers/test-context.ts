@@ -21,6 +21,8 @@ export { TEST_REDIS_URL };
 
 /** After this long an app's close() is reported, and the file failed (TestContext.close). */
 const CLOSE_REPORT_MS = 20_000;
+/** ... and given this long more once its checked-out connections are handed back. */
+const CLOSE_FORCED_MS = 10_000;
 
 export interface RunningApp {
   app: NestFastifyApplication;
@@ -168,19 +170,28 @@ export class TestContext {
     // sockets forever): after CLOSE_REPORT_MS say where each close is, hand back the pooled
     // connections it still holds so that it can finish, and fail the file.
     let stuck: string | undefined;
-    if (!(await settlesWithin(closed, CLOSE_REPORT_MS))) {
-      stuck = await this.stuckCloseReport([...closing]);
-      for (const a of closing) a.trace.releaseCheckedOut();
-      await settlesWithin(closed, CLOSE_REPORT_MS);
+    try {
+      if (!(await settlesWithin(closed, CLOSE_REPORT_MS))) {
+        stuck = await this.stuckCloseReport([...closing]);
+        for (const a of closing) a.trace.releaseCheckedOut();
+        // Within the hook's 60 s: 20 s, the report (at most 10 s), these 10 s, the clean-up.
+        const finished = await settlesWithin(closed, CLOSE_FORCED_MS);
+        stuck += finished
+          ? '; it closed once its checked-out connections were handed back'
+          : `; still not closed ${CLOSE_FORCED_MS} ms after its checked-out connections were handed back`; // prettier-ignore
+      }
+    } catch (err) {
+      stuck ??= `TestContext.close: ${(err as Error).message}`;
+    } finally {
+      await this.pg.end().catch(() => undefined);
+      await adminQuery(`DROP DATABASE IF EXISTS ${this.dbName} WITH (FORCE)`);
+      await this.deleteRedisKeys();
+      await eachServer(async (s) => {
+        const found = this.keyspaceEvents.get(serverName(s));
+        if (found !== undefined) await s.config('SET', 'notify-keyspace-events', found);
+      });
+      this.redis.disconnect();
     }
-    await this.pg.end().catch(() => undefined);
-    await adminQuery(`DROP DATABASE IF EXISTS ${this.dbName} WITH (FORCE)`);
-    await this.deleteRedisKeys();
-    await eachServer(async (s) => {
-      const found = this.keyspaceEvents.get(serverName(s));
-      if (found !== undefined) await s.config('SET', 'notify-keyspace-events', found);
-    });
-    this.redis.disconnect();
     if (stuck) throw new Error(stuck);
   }
 
