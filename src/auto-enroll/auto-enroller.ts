@@ -57,8 +57,8 @@ export class AutoEnroller implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    this.admission.onAdmitted((lectureId, students, mode, counted) => {
-      void this.admitted(lectureId, students, mode, counted);
+    this.admission.onAdmitted((lectureId, students, mode, counted, grantedAt) => {
+      void this.admitted(lectureId, students, mode, counted, grantedAt);
     });
     this.enrollments.onEnrolled((lecture, studentId) => void this.enrolled(lecture, studentId));
   }
@@ -72,9 +72,11 @@ export class AutoEnroller implements OnApplicationBootstrap {
     students: string[],
     mode: 'tick' | 'event',
     counted: number,
+    // When their room was lent, not when the admission's news went out: a room lent before a
+    // shrink is the bigger room's, whenever its call answered (AutoEnrollRoom.done).
+    grantedAt: number,
   ) {
     let uncounted = counted;
-    const grantedAt = Date.now(); // the admission that granted them has just answered
     const release = () => {
       if (uncounted <= 0) return;
       uncounted -= 1;

@@ -33,6 +33,8 @@ export type AdmittedListener = (
   students: string[],
   mode: 'tick' | 'event',
   autos: number,
+  /** when the room for the `autos` was lent, just before the grant (Date.now()) */
+  grantedAt: number,
 ) => void;
 /**
  * Every this many ticks the cron lists again every lecture PostgreSQL says is open (or closed
@@ -172,9 +174,11 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   async admit(lectureId: number, mode: 'tick' | 'event'): Promise<number> {
     const interval = this.config.admission.intervalMs;
     const started = performance.now();
+    let grantedAt = 0;
     // Admission may run the draw, which hands out queue numbers: the order's floor must hold.
     const admit = async () => {
       if (!this.line.orderHeld(lectureId)) await this.fence.hold(lectureId);
+      grantedAt = Date.now();
       const lent = this.room.lend(this.batchOf(lectureId));
       let admitted: AdmitResult | null = null;
       try {
@@ -211,7 +215,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       result.expiresAt,
       result.waiting,
     );
-    for (const listener of this.admittedListeners) listener(lectureId, result.students, mode, result.autos); // prettier-ignore
+    for (const listener of this.admittedListeners) listener(lectureId, result.students, mode, result.autos, grantedAt); // prettier-ignore
     if (result.admitted > 0) await this.log.watch(lectureId);
     this.metrics.ticketEvent(lectureId, 'expired', result.expired);
     if (result.lapsed > 0) {

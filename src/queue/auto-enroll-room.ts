@@ -11,6 +11,9 @@ const QUIET_MS = 2_000;
  * it leaves the tail its room). See `done`.
  */
 export const LATE_AFTER_MS = 500;
+/** What a shrink keeps of the room: see `done`. */
+const KEEP_AT_MOST = 0.75;
+const KEEP_AT_LEAST = 0.5;
 
 /**
  * How many tickets of auto-enrolling students this instance may hold at once: granted here and
@@ -109,8 +112,8 @@ export class AutoEnrollRoom {
   /**
    * `n` enrolls counted by `settle` finished (seated, refused or given up): their room frees.
    * With `grantedAt` (when their tickets were granted) the room also learns how long they
-   * waited: later than LATE_AFTER_MS, it shrinks by a quarter (once for all the tickets granted
-   * before a shrink, never below a piece), so that a machine seating fewer a second than the
+   * waited: later than LATE_AFTER_MS, it shrinks by a quarter to a half, as late as they were
+   * (once for all the tickets granted before a shrink, never below a piece), so that a machine seating fewer a second than the
    * room holds does not leave tickets waiting seconds (Little's law: the wait is the room over
    * the seats a second); in time, it grows.
    */
@@ -119,9 +122,14 @@ export class AutoEnrollRoom {
     const finished = Math.min(n, this.inFlight);
     this.inFlight -= finished;
     const now = Date.now();
-    if (grantedAt !== undefined && now - grantedAt > LATE_AFTER_MS) {
+    const waited = grantedAt === undefined ? 0 : now - grantedAt;
+    if (grantedAt !== undefined && waited > LATE_AFTER_MS) {
       if (grantedAt > this.shrunkAt) {
-        this.window = Math.max(this.piece, this.window * 0.75);
+        // Little's law: the wait is the room over the seats a second, so the room that would
+        // have seated this one in LATE_AFTER_MS is LATE_AFTER_MS / waited of it. Cut to that,
+        // by a quarter at least and by half at most (a wait that long may be a pause).
+        const keep = Math.min(KEEP_AT_MOST, Math.max(KEEP_AT_LEAST, LATE_AFTER_MS / waited));
+        this.window = Math.max(this.piece, this.window * keep);
         this.ceiling = this.window;
         this.shrunkAt = now;
       }

@@ -108,7 +108,7 @@ describe('AutoEnrollRoom (tickets of auto-enrolling students one instance holds)
     expect(resumed).toEqual([1, 2, 3]); // nothing in flight: every one left
   });
 
-  it('shrinks by a quarter when enrolls waited longer than LATE_AFTER_MS, once for the tickets granted before a shrink, never below a piece; then grows a piece per room', () => {
+  it('shrinks when enrolls waited longer than LATE_AFTER_MS — by a quarter to a half, as late as they were — once for the tickets granted before a shrink, never below a piece; then grows a piece per room', () => {
     const room = roomOf(800); // pieces of 100
     for (const n of [100, 200, 400]) grow(room, n); // slow start up to the limit
     expect(room.lend(10_000)).toBe(800);
@@ -117,30 +117,30 @@ describe('AutoEnrollRoom (tickets of auto-enrolling students one instance holds)
     const now = Date.now();
     const at = (ms: number) => jest.spyOn(Date, 'now').mockReturnValue(now + ms);
     at(0);
-    const grantedAt = now - LATE_AFTER_MS - 400; // seated 0.9 s after the grant: too late
+    const grantedAt = now - LATE_AFTER_MS - 100; // seated 0.6 s after the grant: a little late
     room.done(400, grantedAt);
     room.done(400, grantedAt); // the same moment's other late enrolls: one signal, not two
-    expect(room.lend(10_000)).toBe(600);
+    expect(room.lend(10_000)).toBe(600); // a quarter off (500 / 600 of it would be less)
     room.settle(1, 600, 600, false);
     // Later, tickets granted before that shrink come back late too: it has answered them.
     at(300);
     room.done(300, grantedAt);
     expect(room.lend(10_000)).toBe(300); // 600 in all, 300 of them in flight
     room.settle(1, 300, 300, false);
-    // Tickets granted after it, late as well: the smaller room is still too big.
-    at(700);
+    // Tickets granted after it, and seated 1.2 s later: 500 / 1200 of the room, but half at most.
+    at(1300);
     room.done(600, now + 100);
-    expect(room.lend(10_000)).toBe(450);
-    room.settle(1, 450, 450, false);
+    expect(room.lend(10_000)).toBe(300);
+    room.settle(1, 300, 300, false);
     // On time now: no longer doubling, a piece for each room's worth that finishes.
-    room.done(450, now + 700);
-    expect(room.lend(10_000)).toBe(550);
-    room.settle(1, 550, 0, false);
+    room.done(300, now + 1300);
+    expect(room.lend(10_000)).toBe(400);
+    room.settle(1, 400, 0, false);
     // However late, never below a piece (each ticket granted after the shrink before it).
     for (let i = 1; i <= 20; i++) {
-      at(700 + i * 1000);
+      at(1300 + i * 1000);
       room.settle(1, room.lend(10_000), 1, false);
-      room.done(1, now + 700 + i * 1000 - 600);
+      room.done(1, now + 1300 + i * 1000 - 600);
     }
     expect(room.lend(10_000)).toBe(100);
   });
