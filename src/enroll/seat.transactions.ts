@@ -128,7 +128,6 @@ export class SeatTransactions {
     const students = [...new Set(groups.flatMap((g) => g.once.map((r) => r.studentId)))];
     const auto = [...new Set(groups.flatMap((g) => g.once.filter((r) => r.auto).map((r) => r.studentId)))]; // prettier-ignore
     const results = await this.transaction(
-      await this.connect(),
       lockLecturesSql([id, ...allSections], allSections),
       ...lockStudentsSql(id, students),
       // After the locks: each statement's snapshot sees every seat and row committed before,
@@ -287,7 +286,6 @@ export class SeatTransactions {
     const sid = escapeLiteral(studentId);
     const guard = heldWithinSql(id, sid, sections);
     const results = await this.transaction(
-      await this.connect(),
       lockLecturesSql([id, ...sections], sections),
       `SELECT ${guard} AS ok`,
       freeSectionsSql(id, sid, { guard }),
@@ -366,8 +364,11 @@ export class SeatTransactions {
    * error PostgreSQL answered means nothing committed; a connection lost before any answer
    * leaves the COMMIT's fate unknown (OutcomeUnknown).
    */
-  private async transaction(client: PoolClient, ...statements: string[]): Promise<QueryResult[]> {
+  private async transaction(...statements: string[]): Promise<QueryResult[]> {
     const sql = [...BEGIN_BOUNDED, ...statements, 'COMMIT'].join(';\n');
+    // Connected only once every statement is built: one that threw while the connection was
+    // out (it used to be the first argument) would have kept it checked out for good.
+    const client = await this.connect();
     try {
       const results = (await client.query(sql)) as unknown as QueryResult[];
       client.release();

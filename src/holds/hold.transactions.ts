@@ -85,13 +85,10 @@ export class HoldTransactions {
       'COMMIT',
     ].join(';\n');
     const client = await heardClient(this.pool); // a recovery cut off mid-way must not crash
+    let results: QueryResult[];
     try {
-      const results = (await client.query(sql)) as unknown as QueryResult[];
+      results = (await client.query(sql)) as unknown as QueryResult[];
       client.release();
-      const row = results[BEGIN_STATEMENTS + 2].rows[0];
-      if (!row) return null;
-      const lapsed = (row.lapsed as LapsedHold[]).map((h) => ({ ...h, deadline: Number(h.deadline) })); // prettier-ignore
-      return { facts: factsOf(row), holders: row.holders, lapsed };
     } catch (err) {
       await client.query('ROLLBACK').then(
         () => client.release(),
@@ -99,5 +96,11 @@ export class HoldTransactions {
       );
       throw err;
     }
+    // Read once the connection is back: a row that failed to read must not roll back (and
+    // release again) a connection another request may hold by then.
+    const row = results[BEGIN_STATEMENTS + 2].rows[0];
+    if (!row) return null;
+    const lapsed = (row.lapsed as LapsedHold[]).map((h) => ({ ...h, deadline: Number(h.deadline) })); // prettier-ignore
+    return { facts: factsOf(row), holders: row.holders, lapsed };
   }
 }
