@@ -63,8 +63,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
  * On close, `forceCloseConnections: 'idle'` drops the keep-alive connections idle at that moment,
  * once. One busy then (its response still going out) turns idle a moment later and would be
  * left open until the client hangs up (Fastify keeps a connection 72 s), and close() waits for
- * it: close each as it turns idle. (main.ts does the same from SIGTERM; tests close the app
- * directly, and an afterAll waited out such a connection past its 60 s.)
+ * it: close each as it turns idle, on every close — SIGTERM's (main.ts) and a test's alike.
  */
 function closeConnectionsAsTheyIdle(fastify: FastifyInstance): void {
   fastify.addHook('preClose', (done) => {

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { INestApplication, Logger } from '@nestjs/common';
 import { createApp, listen } from './app.factory';
@@ -43,10 +42,8 @@ function closeOnSignals(app: INestApplication): void {
       process.exit(1);
     }, SHUTDOWN_GRACE_MS).unref();
     const started = Date.now();
-    // Keep-alive connections that were busy at SIGTERM turn idle once their response is out;
-    // close them as they do, or the server would wait for the clients to hang up.
-    const server = app.getHttpServer() as Server;
-    setInterval(() => server.closeIdleConnections(), 50).unref();
+    // Keep-alive connections busy now are closed as they turn idle by close() itself
+    // (app.factory.ts, closeConnectionsAsTheyIdle).
     app.close().then(
       () => {
         new Logger('Main').log(`closed in ${Date.now() - started} ms`);

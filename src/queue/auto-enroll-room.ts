@@ -113,22 +113,25 @@ export class AutoEnrollRoom {
    * `n` enrolls counted by `settle` finished (seated, refused or given up): their room frees.
    * With `grantedAt` (when their tickets were granted) the room also learns how long they
    * waited: later than LATE_AFTER_MS, it shrinks by a quarter to a half, as late as they were
-   * (once for all the tickets granted before a shrink, never below a piece), so that a machine seating fewer a second than the
-   * room holds does not leave tickets waiting seconds (Little's law: the wait is the room over
-   * the seats a second); in time, it grows.
+   * (once for all the tickets granted before a shrink, never below a piece), so that a machine
+   * seating fewer a second than the room holds does not leave tickets waiting seconds (Little's
+   * law: the wait is the room over the seats a second); in time, it grows.
    */
   done(n = 1, grantedAt?: number): void {
     if (this.limit <= 0 || n <= 0) return;
     const finished = Math.min(n, this.inFlight);
     this.inFlight -= finished;
     const now = Date.now();
-    const waited = grantedAt === undefined ? 0 : now - grantedAt;
-    if (grantedAt !== undefined && waited > LATE_AFTER_MS) {
+    const late = grantedAt !== undefined && now - grantedAt > LATE_AFTER_MS;
+    if (late) {
       if (grantedAt > this.shrunkAt) {
         // Little's law: the wait is the room over the seats a second, so the room that would
         // have seated this one in LATE_AFTER_MS is LATE_AFTER_MS / waited of it. Cut to that,
         // by a quarter at least and by half at most (a wait that long may be a pause).
-        const keep = Math.min(KEEP_AT_MOST, Math.max(KEEP_AT_LEAST, LATE_AFTER_MS / waited));
+        const keep = Math.min(
+          KEEP_AT_MOST,
+          Math.max(KEEP_AT_LEAST, LATE_AFTER_MS / (now - grantedAt)),
+        );
         this.window = Math.max(this.piece, this.window * keep);
         this.ceiling = this.window;
         this.shrunkAt = now;

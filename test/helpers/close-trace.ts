@@ -25,7 +25,7 @@ export class CloseTrace {
   private readonly running = new Map<string, number>();
   private readonly steps: string[] = [];
   /** the pool's connections now checked out, with where each was asked for */
-  private readonly checkedOut = new Map<PoolClient, { stack: string; force: () => void }>();
+  private readonly checkedOut = new Map<PoolClient, { taken: Error; force: () => void }>();
   private readonly pool: Pool;
   /** when close() was first called: the steps' times count from it */
   private startedAt = 0;
@@ -66,7 +66,7 @@ export class CloseTrace {
     type Done = (err?: Error | boolean) => void;
     // The owner gets a release that does nothing once releaseCheckedOut() has handed the
     // connection back: its own release, later, must not throw "already released" into a test.
-    const taken = (client: PoolClient, stack: string): Done => {
+    const taken = (client: PoolClient, where: Error): Done => {
       const own = client.release.bind(client) as Done;
       let forced = false;
       const guarded: Done = (err) => (forced ? undefined : own(err));
@@ -75,16 +75,16 @@ export class CloseTrace {
         forced = true;
         own(new Error('checked out and never released (TestContext.close)'));
       };
-      this.checkedOut.set(client, { stack, force });
+      this.checkedOut.set(client, { taken: where, force });
       return guarded;
     };
     Object.defineProperty(pool, 'connect', {
       configurable: true,
       writable: true,
       value: function (this: unknown, cb?: (err: Error, client?: PoolClient, done?: Done) => void) {
-        const stack = ourFrames(new Error().stack);
-        if (cb) return connect.call(this, (err: Error, client?: PoolClient, done?: Done) => cb(err, client, client ? taken(client, stack) : done)); // prettier-ignore
-        return (connect.call(this) as Promise<PoolClient>).then((client) => (taken(client, stack), client)); // prettier-ignore
+        const where = new Error(); // its stack is formatted only if a report asks for it
+        if (cb) return connect.call(this, (err: Error, client?: PoolClient, done?: Done) => cb(err, client, client ? taken(client, where) : done)); // prettier-ignore
+        return (connect.call(this) as Promise<PoolClient>).then((client) => (taken(client, where), client)); // prettier-ignore
       },
     });
     this.pool.on('release', (_err: Error, client: PoolClient) => this.checkedOut.delete(client));
@@ -114,7 +114,7 @@ export class CloseTrace {
       waiting: p._pendingQueue.length,
       ending: p.ending,
       ended: p.ended,
-      checkedOutAt: [...this.checkedOut.values()].map((c) => c.stack),
+      checkedOutAt: [...this.checkedOut.values()].map((c) => ourFrames(c.taken.stack)),
     };
     return { steps: this.steps, running, listening: server.listening, pool };
   }
