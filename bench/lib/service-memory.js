@@ -23,7 +23,14 @@ async function heapMb(api) {
     return m ? Number(m[1]) : null;
   };
   const mb = (name) => (figure(name) === null ? null : figure(name) / 2 ** 20);
+  // Each V8 space's committed size (old, new, code, large objects…): which one holds RSS.
+  const spaces = {};
+  for (const m of text.matchAll(/^nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)$/gm)) {
+    spaces[m[1]] = Number(m[2]) / 2 ** 20;
+  }
   return {
+    spaces,
+    externalMb: mb('nodejs_external_memory_bytes'),
     used: mb('nodejs_heap_size_used_bytes'),
     total: mb('nodejs_heap_size_total_bytes'),
     // The full collections that gave memory back once idle (memory/), and the event loop's
@@ -49,6 +56,8 @@ async function memoryAt(api) {
     heapUsedMb: heap.used,
     heapTotalMb: heap.total,
     heapLiveMb: null,
+    heapSpacesMb: heap.spaces,
+    externalMb: heap.externalMb,
     reclaims: heap.reclaims,
     reclaimSeconds: heap.reclaimSeconds,
     utilization: heap.utilization,
