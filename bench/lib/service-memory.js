@@ -28,8 +28,16 @@ async function heapMb(api) {
   for (const m of text.matchAll(/^nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)$/gm)) {
     spaces[m[1]] = Number(m[2]) / 2 ** 20;
   }
+  // Collections so far by kind (major, minor, incremental): how many, and their pauses.
+  const gc = {};
+  for (const m of text.matchAll(
+    /^nodejs_gc_duration_seconds_(sum|count)\{kind="(\w+)"\} (\S+)$/gm,
+  )) {
+    gc[m[2]] = { ...gc[m[2]], [m[1] === 'sum' ? 'seconds' : 'count']: Number(m[3]) };
+  }
   return {
     spaces,
+    gc,
     externalMb: mb('nodejs_external_memory_bytes'),
     used: mb('nodejs_heap_size_used_bytes'),
     total: mb('nodejs_heap_size_total_bytes'),
@@ -57,6 +65,7 @@ async function memoryAt(api) {
     heapTotalMb: heap.total,
     heapLiveMb: null,
     heapSpacesMb: heap.spaces,
+    gc: heap.gc,
     externalMb: heap.externalMb,
     reclaims: heap.reclaims,
     reclaimSeconds: heap.reclaimSeconds,
