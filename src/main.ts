@@ -3,8 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { INestApplication, Logger } from '@nestjs/common';
 import { createApp, listen } from './app.factory';
 import { ConfigError, loadConfig } from './config/load-config';
+import { drainV8Pool } from './memory/memory-saver';
 
 async function main(): Promise<void> {
+  const memorySaver = drainV8Pool(); // before the app is made
   // A local .env is a convenience for development; real environment variables win.
   if (existsSync('.env')) process.loadEnvFile('.env');
   let config;
@@ -23,6 +25,7 @@ async function main(): Promise<void> {
   // The bound port, not the configured one: PORT=0 asks the OS for a free port.
   const { port } = app.getHttpServer().address() as AddressInfo;
   const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  new Logger('Main').log(`V8's memory saver mode: ${memorySaver}`);
   new Logger('Main').log(`ready: listening on http://${host}:${port}`);
 }
 

@@ -27,7 +27,8 @@ interface Reclaim {
 const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 
 /**
- * Gives the registration morning's memory back once the service is idle after it. V8 keeps
+ * Gives the registration morning's memory back once the service is idle after it. Where V8's
+ * pool is not drained (pool-drain.ts: not on Node 22, nor by the operator's choice) V8 keeps
  * the heap pages a morning's garbage needed and the pool of freed ones after every ordinary
  * collection, so RSS stayed ~350 MB at the end of a 5,000-student morning whose live heap was
  * ~70 MB (bench/RESULTS.md, Memory). A "last resort" full collection — the one V8 runs under
