@@ -6,7 +6,6 @@ import { ConfigError, loadConfig } from './config/load-config';
 import { drainV8Pool } from './memory/memory-saver';
 
 async function main(): Promise<void> {
-  const memorySaver = drainV8Pool(); // before the app is made
   // A local .env is a convenience for development; real environment variables win.
   if (existsSync('.env')) process.loadEnvFile('.env');
   let config;
@@ -25,7 +24,8 @@ async function main(): Promise<void> {
   // The bound port, not the configured one: PORT=0 asks the OS for a free port.
   const { port } = app.getHttpServer().address() as AddressInfo;
   const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
-  new Logger('Main').log(`V8's memory saver mode: ${memorySaver}`);
+  // Once started: what start-up itself takes is not V8's pool.
+  new Logger('Main').log(`V8's memory saver mode: ${drainV8Pool()}`);
   new Logger('Main').log(`ready: listening on http://${host}:${port}`);
 }
 

@@ -9,13 +9,13 @@ export const DRAIN_COLLECTIONS = 3;
  * V8 (13.6, Node 24) keeps every page a full collection frees in a pool of its own, resident,
  * and returns the pool only after a memory-reducing collection. Its memory reducer, which should
  * start one once allocation calms, did not in 20 s of idle (bench/RESULTS.md), and a busy
- * service runs none otherwise: a 5,000-student morning ended
- * at 350–380 MB of RSS with ~140 MB of heap committed. In the saver mode every full collection
- * reduces memory, but kept on all morning it cost the auto-enrolling students ~40% of their
- * speed (bench/RESULTS.md, V8's pool of freed pages). So it is on from the moment the memory
- * outside V8's heap (RSS less the heap's committed pages: the pool, beside the binary, malloc
- * and stacks) has grown POOL_MB past where it stood after the last drain, until V8 has run a
- * full collection of its own accord that gave it back (or DRAIN_COLLECTIONS of them).
+ * service runs none otherwise: a 5,000-student morning ended at 350–380 MB of RSS with ~140 MB
+ * of heap committed. In the saver mode V8's collections reduce memory, but kept on all morning
+ * it slowed the auto-enrolling students by 41–54% (bench/RESULTS.md, V8's pool of freed pages).
+ * So it is on from the moment the memory outside V8's heap (RSS less the heap's committed
+ * pages: the pool, beside the binary, malloc and stacks) has grown POOL_MB past the least it
+ * was since the last drain, until it is back within half that (after a full collection V8 runs
+ * of its own accord), or DRAIN_COLLECTIONS have run.
  */
 export class PoolDrain {
   /** Memory outside the heap after the last drain (or at the first reading), MB. */
@@ -38,6 +38,9 @@ export class PoolDrain {
     }
     const pooledMb = outsideMb - this.baseMb;
     if (this.collections === null) {
+      // Outside memory that falls (connections closing, the heap taking pages back from the
+      // pool) lowers the base: growth counts from the least seen since the last drain.
+      if (pooledMb < 0) this.baseMb = outsideMb;
       if (pooledMb < POOL_MB) return;
       this.setFlags('--memory-saver-mode');
       this.collections = 0;

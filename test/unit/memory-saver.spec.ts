@@ -59,6 +59,16 @@ describe('When V8 drains its pool of freed pages (PoolDrain)', () => {
     expect(drain.draining).toBe(true);
   });
 
+  it('counts growth from the least seen: memory outside the heap that falls lowers the base', () => {
+    const { set, drain } = flagsOf();
+    drain.sample(150, 60); // 90
+    drain.sample(130, 60); // 70: connections closed, say
+    drain.sample(130 + POOL_MB - 1, 60);
+    expect(set).toEqual([]);
+    drain.sample(130 + POOL_MB, 60);
+    expect(set).toEqual(['--memory-saver-mode']);
+  });
+
   it('off again once a full collection gave the pool back, the new base what stays', () => {
     const { set, drain } = flagsOf();
     drain.sample(150, 60);
