@@ -6,6 +6,10 @@ import { PoolDrain } from './pool-drain';
 const FIRST_V8_WITH_SAVER = 13;
 const SAMPLE_MS = 1000;
 
+/** Whether this V8 has `--memory-saver-mode` (Node 22's would print "unrecognized flag"). */
+export const hasSaverMode = (v8Version: string = process.versions.v8): boolean =>
+  Number(v8Version.split('.')[0]) >= FIRST_V8_WITH_SAVER;
+
 export type MemorySaverState = 'on when its pool is worth draining' | 'as the command line says' | 'not in this V8'; // prettier-ignore
 
 /**
@@ -21,7 +25,7 @@ export function drainV8Pool(
   if (execArgv.some((arg) => /^--(no-)?memory[-_]saver[-_]mode$/.test(arg))) {
     return 'as the command line says';
   }
-  if (Number(v8Version.split('.')[0]) < FIRST_V8_WITH_SAVER) return 'not in this V8';
+  if (!hasSaverMode(v8Version)) return 'not in this V8';
   const drain = new PoolDrain(setFlagsFromString);
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {

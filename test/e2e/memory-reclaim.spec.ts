@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import { MIN_GROWTH_MB } from '../../src/memory/idle-reclaim.policy';
+import { hasSaverMode } from '../../src/memory/memory-saver';
 import { eventually } from '../helpers/api';
 import { ServerProcess, startedServer } from '../helpers/server-process';
 import { TestContext } from '../helpers/test-context';
 import { adminHeaders } from '../helpers/tokens';
 
 // Node 22's V8 refuses the flag (and has no saver mode to turn off).
-const noSaver = Number(process.versions.v8.split('.')[0]) >= 13 ? ['--no-memory-saver-mode'] : [];
+const noSaver = hasSaverMode() ? ['--no-memory-saver-mode'] : [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const rssMb = (pid: number) =>
   Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;

@@ -1,12 +1,11 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { drainV8Pool } from '../../src/memory/memory-saver';
+import { drainV8Pool, hasSaverMode } from '../../src/memory/memory-saver';
 import { DRAIN_COLLECTIONS, POOL_MB, PoolDrain } from '../../src/memory/pool-drain';
 
 const run = promisify(execFile);
 const COMPILED = resolve(__dirname, '../../dist/src/memory/memory-saver.js'); // scripts/test.sh builds it
-const hasSaverMode = Number(process.versions.v8.split('.')[0]) >= 13;
 
 /**
  * A burst in a node of its own (its memory is nobody else's), after the drain's first reading:
@@ -100,7 +99,7 @@ describe('When V8 drains its pool of freed pages (PoolDrain)', () => {
     expect(drainV8Pool([], '12.4.254.21-node.57')).toBe('not in this V8');
   });
 
-  if (hasSaverMode) {
+  if (hasSaverMode()) {
     it('gives the pool back within a moment of churn after a burst; without the drain it stays', async () => {
       const [drained, kept] = await Promise.all([
         burstInAChild('drain', 20_000),
