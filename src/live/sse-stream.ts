@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { canReleaseParser, releaseParser } from './parser-release';
 
 /** API.md: a keep-alive comment at least every 15 s; one is sent after this much silence. */
 const KEEP_ALIVE_MS = 7000;
@@ -16,12 +17,16 @@ export class SseStream {
   lastWriteAt = Date.now();
 
   constructor(private readonly raw: ServerResponse) {
+    // A stream's connection serves nothing after it: Node's HTTP parser is given back at once
+    // (parser-release.ts), and the connection closes when the stream ends.
+    const release = canReleaseParser(raw);
     raw.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache',
-      Connection: 'keep-alive',
+      Connection: release ? 'close' : 'keep-alive',
       'X-Accel-Buffering': 'no', // a proxy in front must not hold events back
     });
+    if (release) releaseParser(raw);
     this.keepAlive = setInterval(() => {
       if (Date.now() - this.lastWriteAt >= KEEP_ALIVE_MS) this.comment('keep-alive');
     }, KEEP_ALIVE_MS);
