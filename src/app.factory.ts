@@ -2,6 +2,7 @@ import fastifyCors from '@fastify/cors';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import type { AuthedRequest } from './auth/current-user.decorator';
@@ -64,10 +65,24 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
  * once. One busy then (its response still going out) turns idle a moment later and would be
  * left open until the client hangs up (Fastify keeps a connection 72 s), and close() waits for
  * it: close each as it turns idle, on every close — SIGTERM's (main.ts) and a test's alike.
+ * So too a connection on which the client has sent nothing yet: Node counts it as a request
+ * begun, and would wait for its headers timeout (60 s). Clients open such connections when a
+ * stream's ends (a stream's connection closes with it: parser-release.ts).
  */
 function closeConnectionsAsTheyIdle(fastify: FastifyInstance): void {
+  const open = new Set<Socket>();
+  fastify.server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
+  const closeSilent = () => {
+    for (const socket of open) if (socket.bytesRead === 0) socket.destroy();
+  };
   fastify.addHook('preClose', (done) => {
-    const timer = setInterval(() => fastify.server.closeIdleConnections(), 50);
+    const timer = setInterval(() => {
+      fastify.server.closeIdleConnections();
+      closeSilent();
+    }, 50);
     timer.unref();
     fastify.server.once('close', () => clearInterval(timer));
     done();
