@@ -61,22 +61,35 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
 }
 
 /**
+ * A connection open this long with nothing read from it has nothing to send: one accepted a
+ * moment before is read in the event loop's next turn, and is not dropped unread.
+ */
+const SILENT_MS = 200;
+
+/**
  * On close, `forceCloseConnections: 'idle'` drops the keep-alive connections idle at that moment,
  * once. One busy then (its response still going out) turns idle a moment later and would be
  * left open until the client hangs up (Fastify keeps a connection 72 s), and close() waits for
  * it: close each as it turns idle, on every close — SIGTERM's (main.ts) and a test's alike.
- * So too a connection on which the client has sent nothing yet: Node counts it as a request
- * begun, and would wait for its headers timeout (60 s). Clients open such connections when a
- * stream's ends (a stream's connection closes with it: parser-release.ts).
+ * So too a connection on which the client has sent nothing: Node counts it as a request begun,
+ * and would wait for its headers timeout (60 s). Clients open such connections when a stream's
+ * ends (a stream's connection closes with it: parser-release.ts). A stream's connection is on
+ * no list of Node's (its parser is given back), so `forceCloseConnections: true` would miss it;
+ * the streams end themselves on shutdown (reconnect).
  */
 function closeConnectionsAsTheyIdle(fastify: FastifyInstance): void {
-  const open = new Set<Socket>();
+  const openedAt = new Map<Socket, number>();
+  function forget(this: Socket) {
+    openedAt.delete(this);
+  }
   fastify.server.on('connection', (socket: Socket) => {
-    open.add(socket);
-    socket.once('close', () => open.delete(socket));
+    openedAt.set(socket, Date.now());
+    socket.on('close', forget);
   });
   const closeSilent = () => {
-    for (const socket of open) if (socket.bytesRead === 0) socket.destroy();
+    const before = Date.now() - SILENT_MS;
+    for (const [socket, at] of openedAt)
+      if (socket.bytesRead === 0 && at <= before) socket.destroy();
   };
   fastify.addHook('preClose', (done) => {
     const timer = setInterval(() => {

@@ -19,16 +19,29 @@ function loadFreeParser(): FreeParser | null {
 }
 
 type ServerSocket = Socket & { parser?: { incoming?: unknown } | null };
-
-/** The server's readers of a connection, which hold its parser (lib/_http_server.js). */
-function parserReaders(socket: ServerSocket): { data: Listener; end: Listener } | null {
-  const named = (event: string, name: string) =>
-    (socket.listeners(event) as Listener[]).filter((l) => l.name === name);
-  const data = named('data', 'bound socketOnData');
-  const end = named('end', 'bound socketOnEnd');
-  return data.length === 1 && end.length === 1 ? { data: data[0], end: end[0] } : null;
-}
 type Listener = (...args: unknown[]) => void;
+
+/**
+ * The closures Node's HTTP server puts on a connection (lib/_http_server.js, Node 22 and 24):
+ * of them only the data and end readers hold its parser; the others read `socket.parser` when
+ * they run. A connection with any other closure of a server's (another Node) keeps its parser.
+ */
+const SERVER_CLOSURES = ['bound socketOnClose', 'bound socketOnData', 'bound socketOnDrain', 'bound socketOnEnd']; // prettier-ignore
+
+/** The server's readers of a connection, which hold its parser; null where Node differs. */
+function parserReaders(socket: ServerSocket): { data: Listener; end: Listener } | null {
+  const closures = new Map<string, Listener>();
+  for (const event of socket.eventNames()) {
+    for (const l of socket.listeners(event) as Listener[]) {
+      if (!l.name.startsWith('bound ')) continue;
+      if (closures.has(l.name)) return null;
+      closures.set(l.name, l);
+    }
+  }
+  const names = [...closures.keys()].sort();
+  if (names.join() !== SERVER_CLOSURES.join()) return null;
+  return { data: closures.get('bound socketOnData')!, end: closures.get('bound socketOnEnd')! };
+}
 
 /**
  * Whether a live stream's connection can be handed back from Node's HTTP parser: its request
