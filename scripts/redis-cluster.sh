@@ -28,7 +28,7 @@ start_node() {
     --cluster-config-file "$dir/$p/nodes.conf" --cluster-node-timeout "$NODE_TIMEOUT_MS" \
     --cluster-replica-validity-factor 0 \
     --save '' --appendonly no --dir "$dir/$p" --logfile "$dir/$p/redis.log" \
-    --pidfile "$dir/$p/redis.pid" --daemonize yes >/dev/null
+    --pidfile "$dir/$p/redis.pid" --daemonize yes >/dev/null 9>&- # not the lock (below)
   for _ in $(seq 1 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
 }
 
@@ -36,6 +36,12 @@ start() {
   command -v redis-server >/dev/null && command -v redis-cli >/dev/null || {
     say "redis-server and redis-cli are needed (Debian/Ubuntu: apt-get install redis-server)"; exit 1; }
   mkdir -p "$dir"
+  # Test files running side by side may each start a cluster: one at a time picks its ports and
+  # binds them, so that two never both find the same ports free.
+  if command -v flock >/dev/null; then
+    exec 9>"${TMPDIR:-/tmp}/enroll-redis-cluster.lock"
+    flock 9
+  fi
   local base ports=() tries=0
   [ -f "$dir/ports" ] && mapfile -t ports <"$dir/ports" # restart: the same ports
   # Each node needs its port and its cluster bus port (port + 10000) free.

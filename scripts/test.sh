@@ -25,8 +25,11 @@ if [ "$with_cluster" != 0 ]; then
   export TEST_REDIS_CLUSTER_NODES
 fi
 
+# Two files at a time (TEST_WORKERS): each has its own database and key prefix, and most of a
+# file's time is spent waiting on timers, servers and browsers, not on a core.
+workers=${TEST_WORKERS:-2}
 # Everything on the standalone Redis (files named on the command line, or all of them) ...
-npx jest --runInBand "$@"
+npx jest --maxWorkers="$workers" "$@"
 # ... then the queue, enroll, admission, live-queue, fair-opening and stampede suites on the
 # cluster, unless only other files were asked for.
 CLUSTER_SUITES='test/e2e/(queue|queue-concurrency|queue-order-fence|enroll|holds|admission-modes|ticket-expiry|crash-recovery|live-queue|live-stream-lifecycle|term-stream|plan|fair-opening|draw-every-lecture|stampede|catalog|registration)\.spec\.ts$'
@@ -37,5 +40,5 @@ else
 fi
 if [ "$with_cluster" != 0 ] && [ ${#on_cluster[@]} -gt 0 ]; then
   echo "--- the same suites on a Redis Cluster ($TEST_REDIS_CLUSTER_NODES)"
-  TEST_REDIS_TOPOLOGY=cluster npx jest --runInBand "${on_cluster[@]}"
+  TEST_REDIS_TOPOLOGY=cluster npx jest --maxWorkers="$workers" "${on_cluster[@]}"
 fi

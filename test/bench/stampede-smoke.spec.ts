@@ -2,11 +2,22 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { RedisServer } from '../helpers/redis-server';
 
 // A small run of `npm run bench`, so the benchmark cannot rot. It asserts what the bench
 // itself guarantees (it completes, every invariant holds, every figure is reported), never a
 // speed: speed is read from the full run's ratios, not asserted in a test.
 describe('npm run bench (smoke: 300 students, 30 seats)', () => {
+  // A Redis of its own: the bench reads the server's command counts and CPU, and puts its
+  // expiry-event setting back when done, which files running beside it must not feel.
+  let redis: RedisServer;
+  let env: NodeJS.ProcessEnv;
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+    env = { ...process.env, BENCH_REDIS_URL: redis.url };
+  });
+  afterAll(() => redis.stop());
+
   it('completes with every invariant at 0 and every figure present', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'bench-')), 'result.json');
     const run = spawnSync(
@@ -29,7 +40,7 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
         '--json',
         out,
       ],
-      { cwd: resolve(__dirname, '../..'), encoding: 'utf8', timeout: 270_000 },
+      { cwd: resolve(__dirname, '../..'), env, encoding: 'utf8', timeout: 270_000 },
     );
     expect({ status: run.status, stderr: run.stderr.slice(-2000) }).toEqual({
       status: 0,
@@ -159,7 +170,7 @@ describe('npm run bench (smoke: 300 students, 30 seats)', () => {
     const run = spawnSync(
       process.execPath,
       ['bench/stampede.js', '--prequeue', '--prequeue-sizes', '300', '--seats', '30', '--no-build', '--mode', 'pubsub', '--json', out],
-      { cwd: resolve(__dirname, '../..'), encoding: 'utf8', timeout: 120_000 },
+      { cwd: resolve(__dirname, '../..'), env, encoding: 'utf8', timeout: 120_000 },
     ); // prettier-ignore
     expect({ status: run.status, stderr: run.stderr.slice(-2000) }).toEqual({
       status: 0,

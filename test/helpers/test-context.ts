@@ -9,9 +9,7 @@ import { TEMPLATE_ENV, adminQuery, databaseUrl, uniqueName } from './pg';
 import {
   TEST_REDIS_URL,
   deleteRedisPrefix,
-  eachServer,
   keysMatching,
-  serverName,
   testClusterNodes,
   testRedis,
 } from './redis';
@@ -43,8 +41,6 @@ export class TestContext {
   /** the tests' own connection, under this context's key prefix (a Cluster on a cluster run) */
   readonly redis: Redis | Cluster;
   readonly pg: Client;
-  /** each server's notify-keyspace-events as found, put back on close */
-  private keyspaceEvents = new Map<string, string>();
 
   private constructor(
     readonly dbName: string,
@@ -61,13 +57,8 @@ export class TestContext {
     await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${template}`);
     const ctx = new TestContext(name, `${name}:`);
     await ctx.pg.connect();
-    // Keyspace-mode apps turn on Redis's expiry events; put the server's setting back after.
-    ctx.keyspaceEvents = new Map(
-      await eachServer(async (s): Promise<[string, string]> => [
-        serverName(s),
-        ((await s.config('GET', 'notify-keyspace-events')) as string[])[1],
-      ]),
-    );
+    // Keyspace-mode apps turn on Redis's expiry events; the run puts the servers' setting back
+    // once, at its end (global-teardown): files running side by side share the servers.
     return ctx;
   }
 
@@ -186,10 +177,6 @@ export class TestContext {
       await this.pg.end().catch(() => undefined);
       await adminQuery(`DROP DATABASE IF EXISTS ${this.dbName} WITH (FORCE)`);
       await this.deleteRedisKeys();
-      await eachServer(async (s) => {
-        const found = this.keyspaceEvents.get(serverName(s));
-        if (found !== undefined) await s.config('SET', 'notify-keyspace-events', found);
-      });
       this.redis.disconnect();
     }
     if (stuck) throw new Error(stuck);
