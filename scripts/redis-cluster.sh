@@ -32,16 +32,19 @@ start_node() {
   for _ in $(seq 1 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
 }
 
+# Test files running side by side may each start or restart a cluster: one at a time frees,
+# picks and binds its ports, so that two never both find the same ports free. Held until this
+# script exits; the nodes it starts do not inherit it.
+take_port_lock() {
+  command -v flock >/dev/null || return 0
+  exec 9>"${TMPDIR:-/tmp}/enroll-redis-cluster.lock"
+  flock 9
+}
+
 start() {
   command -v redis-server >/dev/null && command -v redis-cli >/dev/null || {
     say "redis-server and redis-cli are needed (Debian/Ubuntu: apt-get install redis-server)"; exit 1; }
   mkdir -p "$dir"
-  # Test files running side by side may each start a cluster: one at a time picks its ports and
-  # binds them, so that two never both find the same ports free.
-  if command -v flock >/dev/null; then
-    exec 9>"${TMPDIR:-/tmp}/enroll-redis-cluster.lock"
-    flock 9
-  fi
   local base ports=() tries=0
   [ -f "$dir/ports" ] && mapfile -t ports <"$dir/ports" # restart: the same ports
   # Each node needs its port and its cluster bus port (port + 10000) free.
@@ -94,9 +97,9 @@ stop() {
 }
 
 case $cmd in
-  start) start ;;
+  start) take_port_lock; start ;;
   stop) stop ;;
-  restart) kill_nodes; start ;;
-  restart-node) restart_node "${3:-}" ;;
+  restart) take_port_lock; kill_nodes; start ;;
+  restart-node) take_port_lock; restart_node "${3:-}" ;;
   *) say "usage: $0 start|stop|restart <dir> | restart-node <dir> <port>"; exit 2 ;;
 esac
