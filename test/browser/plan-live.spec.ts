@@ -9,6 +9,17 @@ import { tokenFor } from '../helpers/tokens';
  * The plan panel tells the truth after its term stream ended, and the page's plan edits never
  * race each other (API.md, corrections v4: the student page).
  */
+
+/** Records the length of every wait the page sets (`window.waitsSet`), after its clock's own. */
+const WAITS_SET = `(() => {
+  const set = window.setTimeout;
+  window.waitsSet = [];
+  window.setTimeout = function (fn, ms, ...rest) {
+    window.waitsSet.push(ms ?? 0);
+    return set.call(window, fn, ms, ...rest);
+  };
+})();`;
+
 describe('Student page: the plan stays true (v4 corrections)', () => {
   let ctx: TestContext;
   let server: ServerProcess & { url: string };
@@ -227,6 +238,9 @@ describe('Student page: the plan stays true (v4 corrections)', () => {
     const page = await open('cal', term, async (p) => {
       // The page's clock is the test's: the waits between looks are counted, not timed.
       await p.clock.install();
+      // Each wait the page sets, by its length (on the installed clock): a jump of the clock
+      // must come after the page has set the wait it is meant to run out.
+      await p.addInitScript({ content: WAITS_SET });
       const events = (url: string) => url.endsWith(`/me/terms/${term}/events`);
       p.on('request', (r) => events(r.url()) && opens++);
       p.on('response', (r) => events(r.url()) && answered++);
@@ -234,7 +248,15 @@ describe('Student page: the plan stays true (v4 corrections)', () => {
     });
     await status(page, id, 'ENROLLED');
     await ended; // answered 204 (all held): its first look is due 5 s after
-    await new Promise((r) => setTimeout(r, 300));
+    // The page's waits of each length so far, once it has set at least `expected` of them.
+    const seen = new Map<number, number>();
+    const waitSet = async (ms: number) => {
+      const expected = (seen.get(ms) ?? 0) + 1;
+      seen.set(ms, expected);
+      const count = () => page.evaluate(`window.waitsSet.filter((x) => x === ${ms}).length`);
+      await eventually(async () => ((await count()) as number) >= expected, 10_000);
+    };
+    await waitSet(5_000);
     // n looks made and answered: the page sets its next wait as it reads the answer (the wait
     // below leaves it that moment, however long the service took to answer).
     const opensReach = async (n: number) => {
@@ -246,15 +268,16 @@ describe('Student page: the plan stays true (v4 corrections)', () => {
     const loaded = opens;
     await page.clock.pauseAt(Date.now() + 30_000);
     await opensReach(loaded + 1);
-    await new Promise((r) => setTimeout(r, 300)); // its answer (204) read: the next wait is set
+    const waits = [10_000, 20_000, 40_000, 60_000, 60_000]; // at most a minute apart
+    await waitSet(waits[0]); // its answer (204) read: the next wait is set
     const base = opens;
-    for (const [k, wait] of [10_000, 20_000, 40_000, 60_000, 60_000].entries()) {
+    for (const [k, wait] of waits.entries()) {
       await page.clock.runFor(wait - 100);
       await new Promise((r) => setTimeout(r, 300)); // nothing due yet: no open may follow
       expect(opens).toBe(base + k);
-      await page.clock.runFor(100); // at most a minute apart
+      await page.clock.runFor(100);
       await opensReach(base + k + 1);
-      await new Promise((r) => setTimeout(r, 300));
+      await waitSet(waits[k + 1] ?? 60_000);
     }
     // The student acts (a plan edit): the stream is looked at again at once.
     await page.getByTestId(`plan-add-${other}`).click();

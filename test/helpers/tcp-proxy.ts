@@ -36,7 +36,14 @@ export class TcpProxy {
         client.destroy();
       });
     });
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    // Fails, rather than waits for ever, when its old port was taken while it was down.
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
     this.port = (server.address() as AddressInfo).port;
     this.server = server;
   }
