@@ -5,11 +5,6 @@ import { ServerProcess, startedServer } from '../helpers/server-process';
 import { TestContext } from '../helpers/test-context';
 import { tokenFor } from '../helpers/tokens';
 
-/**
- * The plan panel tells the truth after its term stream ended, and the page's plan edits never
- * race each other (API.md, corrections v4: the student page).
- */
-
 /** Records the length of every wait the page sets (`window.waitsSet`), after its clock's own. */
 const WAITS_SET = `(() => {
   const set = window.setTimeout;
@@ -20,6 +15,10 @@ const WAITS_SET = `(() => {
   };
 })();`;
 
+/**
+ * The plan panel tells the truth after its term stream ended, and the page's plan edits never
+ * race each other (API.md, corrections v4: the student page).
+ */
 describe('Student page: the plan stays true (v4 corrections)', () => {
   let ctx: TestContext;
   let server: ServerProcess & { url: string };
