@@ -5,7 +5,7 @@ import { QueueStreams } from '../../src/live/queue-streams.service';
 import { StatsStreams } from '../../src/live/stats-streams.service';
 import { AdmissionChannel } from '../../src/news/admission-channel';
 import { QueueService } from '../../src/queue/queue.service';
-import { createLecture, eventually, join, sleep } from '../helpers/api';
+import { createLecture, eventually, join, settlesWithin, sleep } from '../helpers/api';
 import { SseClient } from '../helpers/sse';
 import { RunningApp, TestContext } from '../helpers/test-context';
 import { tokenFor } from '../helpers/tokens';
@@ -155,8 +155,7 @@ describe('Live streams: places, lost clients and lost messages', () => {
   }
 
   /** Whether the stream ends within `ms` (the bound only matters when it never would). */
-  const endsWithin = (s: SseClient, ms: number) =>
-    Promise.race([s.ended.then(() => true), sleep(ms).then(() => false)]);
+  const endsWithin = (s: SseClient, ms: number) => settlesWithin(s.ended, ms);
 
   it('of two streams opened a moment apart on one instance, the later stays even when the earlier finishes opening last (API.md v4, Corrections)', async () => {
     const { id } = await createLecture(a.url, { capacity: 5 });

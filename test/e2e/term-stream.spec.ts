@@ -8,7 +8,7 @@ import { AdmissionService } from '../../src/queue/admission.service';
 import { QueueService } from '../../src/queue/queue.service';
 import { TermStreams } from '../../src/live/term-streams.service';
 import { studentLinesKey } from '../../src/redis/keys';
-import { createLecture, enroll, eventually, join, leave, sleep } from '../helpers/api';
+import { createLecture, enroll, eventually, join, leave, settlesWithin } from '../helpers/api';
 import { SseClient, SseEvent } from '../helpers/sse';
 import { RunningApp, TestContext } from '../helpers/test-context';
 import { studentHeaders, tokenFor } from '../helpers/tokens';
@@ -29,8 +29,7 @@ function deferred() {
 }
 
 /** Whether the stream ends within `ms` (the bound only matters when it never would). */
-const endsWithin = (s: SseClient, ms: number) =>
-  Promise.race([s.ended.then(() => true), sleep(ms).then(() => false)]);
+const endsWithin = (s: SseClient, ms: number) => settlesWithin(s.ended, ms);
 
 describe('One live stream per student and term (API.md v3, registration morning)', () => {
   let ctx: TestContext;
@@ -372,7 +371,7 @@ describe('One live stream per student and term (API.md v3, registration morning)
     await putPlan(b.url, 't-replan', [z.id]).expect(200);
     // Without the order kept, the second edit's follow finished first: z shown before the gate.
     const zShown = s.next(of(z.id, 'NOT_QUEUED'));
-    await Promise.race([zShown, sleep(1000)]);
+    await settlesWithin(zShown, 1000);
     held.release();
     await zShown;
     expect(await endsWithin(s, 3000)).toBe(false);

@@ -25,6 +25,20 @@ export const stats = (url: string, id: number) =>
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Whether `promise` settles within `ms`. Its timer is cleared either way: one left running keeps
+ * a jest worker from exiting (jest force-exits it, and `npm test` fails on that).
+ */
+export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Polls `probe` until it returns true or `ms` pass. */
 export async function eventually(
   probe: () => Promise<boolean>,

@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { createApp, listen } from '../../src/app.factory';
 import type { AppConfig } from '../../src/config/app-config';
 import { DEFAULT_AUTO_ENROLL_IN_FLIGHT } from '../../src/config/load-config';
+import { settlesWithin } from './api';
 import { CloseTrace } from './close-trace';
 import { TEMPLATE_ENV, adminQuery, databaseUrl, uniqueName } from './pg';
 import {
@@ -224,16 +225,5 @@ export class TestContext {
 
   private deleteRedisKeys(): Promise<void> {
     return deleteRedisPrefix(this.redisPrefix);
-  }
-}
-
-/** Whether `promise` settles within `ms` (its timer cleared either way). */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)));
-  try {
-    return await Promise.race([promise.then(() => true), late]);
-  } finally {
-    clearTimeout(timer);
   }
 }
