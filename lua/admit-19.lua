@@ -39,11 +39,18 @@
           of its own, so a ticket it grants is used within a second); -1: no such limit.
           Admission stops at the first auto-enrolling student past it, who stays at the head
           with everyone behind: the queue's order holds, and the next call goes on from there
+  ARGV[4] '1': auto-enrolling students are granted only once cleared (src/auto-enroll/clearance.ts:
+          their credits and meetings claimed in their own slot, against the seats they hold and
+          the tickets they have out, so no ticket is granted that their enroll would refuse);
+          anything else: granted as the others are
+  ARGV[5..] the students the caller cleared. Admission stops at the first auto-enrolling student
+          not among them, who stays at the head with everyone behind, and answers `needs`
 
   Once opensAt has come, the pre-queue is drawn first (once). Every grant is appended to the
   admission log in this same step, so the log and the tickets never disagree.
 
-  Output: { admitted, waiting, expired, lapsed, idle, { student... }, expiresAt, drew, autos, paced }
+  Output: { admitted, waiting, expired, lapsed, idle, { student... }, expiresAt, drew, autos, paced,
+            { needs... }, { unclaim... } }
     expired  tickets this call found past their expiry
     lapsed   in-flight holds past their deadline (the caller recovers them)
     students the students granted a ticket by this call
@@ -54,6 +61,10 @@
     drew     1 when this call ran the draw (the caller records it in PostgreSQL)
     autos    how many of the students granted auto-enroll (counted under ARGV[3]'s limit only)
     paced    1 when it stopped at an auto-enrolling student for want of ARGV[3]'s room
+    needs    when it stopped at an auto-enrolling student not cleared (ARGV[4]): that student
+             and the auto-enrolling students behind them this call could have granted, to clear
+    unclaim  the students of ARGV[5..] this call did not grant: their clearing goes back (the
+             claim stays while another call's clearing, which may have granted them, holds it)
   Errors: { -1 } when the facts are missing or incomplete (the caller rebuilds them)
 ]]
 local rcall = redis.call
@@ -77,6 +88,10 @@ local granted = {}
 local drew = 0
 local autoRoom = tonumber(ARGV[3] or '-1')
 local autos, paced = 0, 0
+local clearing = ARGV[4] == '1'
+local cleared = {}
+for j = 5, #ARGV do cleared[ARGV[j]] = true end
+local needs = {}
 local function answer()
   local waiting = rcall('ZCARD', KEYS[1])
   local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
@@ -85,7 +100,13 @@ local function answer()
     idle = 1
     rcall('DEL', KEYS[13]) -- nobody holds an admission whose number could still be asked for
   end
-  return { #granted, waiting, expired, lapsed, idle, granted, now + ttlMs, drew, autos, paced }
+  local unclaim = {}
+  local mine = {}
+  for _, student in ipairs(granted) do mine[student] = true end
+  for j = 5, #ARGV do
+    if not mine[ARGV[j]] then unclaim[#unclaim + 1] = ARGV[j] end
+  end
+  return { #granted, waiting, expired, lapsed, idle, granted, now + ttlMs, drew, autos, paced, needs, unclaim }
 end
 
 local closesAt = tonumber(f[6])
@@ -118,25 +139,44 @@ local held = rcall('ZCARD', KEYS[2]) + rcall('ZCARD', KEYS[3])
 local room = math.min(batch, maxActive - held, seatsLeft - held)
 local hasRuns = rcall('EXISTS', KEYS[18]) == 1
 local admitted = 0
--- An auto-enrolling student the caller has no room for goes back to the head with everyone
--- popped behind them (their own numbers: the order is as before).
+-- An auto-enrolling student the caller has no room for, or has not cleared, goes back to the
+-- head with everyone popped behind them (their own numbers: the order is as before).
+local stopped = false
 local function putBack(popped, from)
   for j = from, #popped, 2 do rcall('ZADD', KEYS[1], popped[j + 1], popped[j]) end
-  paced = 1
+  stopped = true
 end
 local function autoEnrolls(student)
   local settings = rcall('HGET', KEYS[19], student)
   return settings and settings ~= ''
 end
-while admitted < room and paced == 0 do
+-- The auto-enrolling students at the head this call could have granted, for the caller to clear.
+local function listNeeds()
+  local most = room - admitted
+  if autoRoom >= 0 then most = math.min(most, autoRoom - autos) end
+  if most <= 0 then return end
+  for _, student in ipairs(rcall('ZRANGE', KEYS[1], 0, room - admitted - 1)) do
+    if rcall('SISMEMBER', KEYS[7], student) == 0 and autoEnrolls(student) then
+      needs[#needs + 1] = student
+      if #needs >= most then return end
+    end
+  end
+end
+while admitted < room and not stopped do
   local popped = rcall('ZPOPMIN', KEYS[1], room - admitted)
   if #popped == 0 then break end
   for i = 1, #popped, 2 do
     local student, seq = popped[i], popped[i + 1]
     local enrolled = rcall('SISMEMBER', KEYS[7], student) == 1
-    if not enrolled and autoRoom >= 0 and autoEnrolls(student) then
-      if autos >= autoRoom then
+    if not enrolled and (autoRoom >= 0 or clearing) and autoEnrolls(student) then
+      if autoRoom >= 0 and autos >= autoRoom then
         putBack(popped, i)
+        paced = 1
+        break
+      end
+      if clearing and not cleared[student] then
+        putBack(popped, i)
+        listNeeds()
         break
       end
       autos = autos + 1

@@ -24,6 +24,9 @@
   Output: { leftQueue (0|1, the pre-queue included), gaveBackTicket (0|1) }
 ]]
 local rcall = redis.call
+
+--- @include "leave-queue"
+
 local seq = rcall('ZSCORE', KEYS[1], ARGV[1])
 local left = 0
 if ARGV[2] ~= '' then left = rcall('ZREM', KEYS[6], ARGV[2]) end
@@ -33,27 +36,7 @@ if windowMember then
   rcall('HDEL', KEYS[7], ARGV[1])
   left = 1
 end
-if seq then
-  seq = tonumber(seq)
-  rcall('ZREM', KEYS[1], ARGV[1])
-  rcall('SREM', KEYS[9], ARGV[1])
-  left = 1
-  local first, last = seq, seq
-  local before = rcall('ZREVRANGEBYSCORE', KEYS[5], seq - 1, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  if #before > 0 and tonumber(before[1]) == seq - 1 then
-    first = tonumber(before[2])
-    rcall('ZREM', KEYS[5], before[1])
-  end
-  local after = rcall('ZRANGEBYSCORE', KEYS[5], seq + 1, seq + 1)
-  if #after > 0 then
-    last = tonumber(after[1])
-    rcall('ZREM', KEYS[5], after[1])
-  end
-  rcall('ZADD', KEYS[5], first, last)
-  -- Only runs behind the head matter; the rest go, so the set stays as small as the queue.
-  local head = rcall('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  if #head == 0 then rcall('DEL', KEYS[5]) else rcall('ZREMRANGEBYSCORE', KEYS[5], '-inf', '(' .. head[2]) end
-end
+if seq and leaveQueue(1, 5, 9, ARGV[1], seq) then left = 1 end
 rcall('HDEL', KEYS[10], ARGV[1])
 local gave = rcall('DEL', KEYS[2])
 rcall('ZREM', KEYS[3], ARGV[1])

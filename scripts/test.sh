@@ -48,7 +48,7 @@ jest_run() {
 jest_run "$@"
 # ... then the queue, enroll, admission, live-queue, fair-opening and stampede suites on the
 # cluster, unless only other files were asked for.
-CLUSTER_SUITES='test/e2e/(queue|queue-concurrency|queue-order-fence|enroll|holds|admission-modes|ticket-expiry|crash-recovery|live-queue|live-stream-lifecycle|term-stream|plan|fair-opening|draw-every-lecture|stampede|catalog|registration)\.spec\.ts$'
+CLUSTER_SUITES='test/e2e/(queue|auto-enroll-clearance|queue-concurrency|queue-order-fence|enroll|holds|admission-modes|ticket-expiry|crash-recovery|live-queue|live-stream-lifecycle|term-stream|plan|fair-opening|draw-every-lecture|stampede|catalog|registration)\.spec\.ts$'
 if [ $# -eq 0 ]; then
   on_cluster=("$CLUSTER_SUITES")
 else

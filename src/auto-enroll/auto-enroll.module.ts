@@ -5,11 +5,13 @@ import { LineModule } from '../line/line.module';
 import { NewsModule } from '../news/news.module';
 import { QueueModule } from '../queue/queue.module';
 import { AutoEnroller } from './auto-enroller';
+import { ClaimStore } from './claims.store';
+import { Clearance } from './clearance';
 import { TimetableFit } from './timetable-fit';
 
 /** The service enrolling students itself when their turn comes (API.md v4). */
 @Module({
   imports: [EnrollModule, QueueModule, LecturesModule, LineModule, NewsModule],
-  providers: [AutoEnroller, TimetableFit],
+  providers: [AutoEnroller, TimetableFit, Clearance, ClaimStore],
 })
 export class AutoEnrollModule {}

@@ -83,7 +83,7 @@ export class AutoEnrollStore {
   }
 
   /**
-   * The place is given up because of `refusal` (give-up-6.lua): 'first' when this give-up took
+   * The place is given up because of `refusal` (give-up-8.lua): 'first' when this give-up took
    * the settings (the refusal is kept for the student's status; it alone mails them), 'again'
    * when another give-up of the place did (its leave may have found the ticket in an enroll's
    * hands, given back since: what is left of the place goes all the same), null when the
@@ -98,7 +98,7 @@ export class AutoEnrollStore {
   ): Promise<'first' | 'again' | null> {
     const k = lectureKeys(lectureId);
     const took = await this.redis.giveUp(
-      k.auto, k.queue, k.ticket(studentId), k.inflight, k.wpre, k.draw, studentId, JSON.stringify(refusal),
+      k.auto, k.queue, k.ticket(studentId), k.inflight, k.wpre, k.draw, k.gone, k.waitlisted, studentId, JSON.stringify(refusal),
     ); // prettier-ignore
     if (took === 0) return null;
     await this.redis.srem(studentAutoKey(studentId, term), lectureId);

@@ -15,6 +15,7 @@ import { LineStore } from '../line/line.store';
 import { AutoEnrollStore } from './auto-enroll.store';
 import type { AutoSettings, LastRefusal } from './auto-enroll.types';
 import { TimetableFit } from './timetable-fit';
+import { Clearance } from './clearance';
 
 /** Tries of an auto-enroll a store fault refused (UNAVAILABLE), while the ticket lives. */
 const FAULT_TRIES = 8;
@@ -54,6 +55,7 @@ export class AutoEnroller implements OnApplicationBootstrap {
     private readonly fit: TimetableFit,
     private readonly line: LineStore,
     private readonly room: AutoEnrollRoom,
+    private readonly clearance: Clearance,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -61,6 +63,30 @@ export class AutoEnroller implements OnApplicationBootstrap {
       void this.admitted(lectureId, students, mode, counted, grantedAt);
     });
     this.enrollments.onEnrolled((lecture, studentId) => void this.enrolled(lecture, studentId));
+    // No ticket for an enroll the timetable would refuse (clearance.ts): a place its held seats
+    // refuse is given up as a refused enroll's is, without the ticket.
+    this.admission.clearWith({
+      clear: (lectureId, students) =>
+        this.clearance.clear(lectureId, students, (studentId, refusal) =>
+          this.giveUp(lectureId, studentId, refusal),
+        ),
+      unused: async (lectureId, students) => this.kick(await this.clearance.release(lectureId, students, 'unused')), // prettier-ignore
+    });
+  }
+
+  /** Lectures whose head waited on a claim that went: admitted again, wherever they are followed. */
+  private kick(lectureIds: number[]): void {
+    for (const id of lectureIds) void this.channel.slotFreed(id).catch(() => undefined);
+  }
+
+  /** The student's claim on the lecture goes: their enroll there is over (clearance.ts). */
+  private async release(lectureId: number, studentId: string): Promise<void> {
+    try {
+      this.kick(await this.clearance.release(lectureId, [studentId], 'release'));
+    } catch (err) {
+      // It expires in CLAIM_MS: until then it may hold the student's other places back.
+      this.logger.warn(`claim of ${studentId} in lecture ${lectureId}: ${(err as Error).message}`);
+    }
   }
 
   /**
@@ -222,6 +248,7 @@ export class AutoEnroller implements OnApplicationBootstrap {
     } finally {
       this.running.delete(key);
       tried(); // a return before the first try (the settings went meanwhile)
+      await this.release(lectureId, studentId);
     }
   }
 

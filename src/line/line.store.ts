@@ -423,18 +423,20 @@ export class LineStore {
     mode: 'tick' | 'event' | 'draw',
     intervalMs: number,
     autoRoom = NO_AUTO_LIMIT,
+    /** auto-enrolling students are granted only once cleared: these are (null: no clearing) */
+    cleared: string[] | null = null,
   ): Promise<AdmitResult | null> {
     const k = lectureKeys(lectureId);
     const reply = await this.redis.admit(
       k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
       k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions, k.wpre, k.wqueue, k.wopen,
-      k.wruns, k.auto, mode, intervalMs, autoRoom,
+      k.wruns, k.auto, mode, intervalMs, autoRoom, cleared ? '1' : '0', ...(cleared ?? []),
     ); // prettier-ignore
     if (isScriptError(reply)) return null; // ScriptError.Missing
-    const [admitted, waiting, expired, lapsed, idle, students, expiresAt, drew, autos, paced] = reply; // prettier-ignore
+    const [admitted, waiting, expired, lapsed, idle, students, expiresAt, drew, autos, paced, needs, unclaim] = reply; // prettier-ignore
     return {
       admitted, waiting, expired, lapsed, idle: idle === 1, students, expiresAt, drew: drew === 1,
-      autos, paced: paced === 1,
+      autos, paced: paced === 1, needs, unclaim,
     }; // prettier-ignore
   }
 

@@ -101,6 +101,13 @@ export interface AdmitResult {
   autos: number;
   /** it stopped at an auto-enrolling student for want of the caller's room: admit again later */
   paced: boolean;
+  /**
+   * it stopped at an auto-enrolling student not cleared: they and the auto-enrolling students
+   * behind them it could have granted, to clear before the next call (src/auto-enroll/clearance.ts)
+   */
+  needs: string[];
+  /** the cleared students it did not grant who hold no ticket or enroll here: unclaim them */
+  unclaim: string[];
 }
 
 /** One enroll's hold in Redis: the student, and the deadline consume-5 set (ms) that names it. */

@@ -37,6 +37,20 @@ export type AdmittedListener = (
   grantedAt: number,
 ) => void;
 /**
+ * Who clears auto-enrolling students before their grant (src/auto-enroll/clearance.ts): `clear`
+ * answers those of `students` (at the head, in order) who may be granted now; `unused` takes
+ * back the clearing of those a call did not grant after all.
+ */
+export interface Clearer {
+  clear(lectureId: number, students: string[]): Promise<string[]>;
+  unused(lectureId: number, students: string[]): Promise<void>;
+}
+/**
+ * Clearings in one admission: each grants those cleared up to the next stop (a student the
+ * clearing could not claim waits, and the lecture is admitted again when their claims change).
+ */
+const MAX_CLEARING_ROUNDS = 8;
+/**
  * Every this many ticks the cron lists again every lecture PostgreSQL says is open (or closed
  * lately): a lecture whose listing was lost (an instance died between a join and its listing,
  * Redis failed at that moment) is watched again within this many intervals.
@@ -56,6 +70,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   private ticks = 0;
   private readonly eventRuns = new Map<number, 'running' | 'again'>();
   private readonly admittedListeners: AdmittedListener[] = [];
+  private clearer?: Clearer;
 
   constructor(
     private readonly line: LineStore,
@@ -100,6 +115,11 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
    */
   onAdmitted(listener: AdmittedListener): void {
     this.admittedListeners.push(listener);
+  }
+
+  /** Auto-enrolling students are granted once `clearer` clears them (one clearer per app). */
+  clearWith(clearer: Clearer): void {
+    this.clearer = clearer;
   }
 
   /** One cron tick over every watched lecture. Never throws. */
@@ -170,8 +190,34 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     return this.facts.peek(lectureId)?.batchSize ?? MAX_BATCH;
   }
 
-  /** Pop-and-grant for one lecture; returns how many were admitted. */
+  /**
+   * Pop-and-grant for one lecture; returns how many were admitted. With a clearer (auto-enroll),
+   * an auto-enrolling student at the head is granted only once cleared: a call that stops at
+   * ones not cleared yet is followed, once they are, by another that grants them (and goes on to
+   * the next it must stop at), until a call needs nobody cleared or nobody could be.
+   */
   async admit(lectureId: number, mode: 'tick' | 'event'): Promise<number> {
+    let cleared: string[] | null = this.clearer ? [] : null;
+    let admitted = 0;
+    for (let round = 0; ; round++) {
+      const result = await this.admitOnce(lectureId, round === 0 ? mode : 'event', cleared);
+      if (!result) return admitted;
+      admitted += result.admitted;
+      // (one another instance's call granted meanwhile keeps its clearing)
+      if (result.unclaim.length > 0) await this.clearer?.unused(lectureId, result.unclaim);
+      if (!this.clearer || result.needs.length === 0 || round >= MAX_CLEARING_ROUNDS) break;
+      cleared = await this.clearer.clear(lectureId, result.needs);
+      if (cleared.length === 0) break;
+    }
+    return admitted;
+  }
+
+  /** One pop-and-grant call and what follows it: the news, the draw's record, recoveries. */
+  private async admitOnce(
+    lectureId: number,
+    mode: 'tick' | 'event',
+    cleared: string[] | null,
+  ): Promise<AdmitResult | null> {
     const interval = this.config.admission.intervalMs;
     const started = performance.now();
     let grantedAt = 0;
@@ -182,7 +228,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       const lent = this.room.lend(this.batchOf(lectureId));
       let admitted: AdmitResult | null = null;
       try {
-        admitted = await this.line.admit(lectureId, mode, interval, lent);
+        admitted = await this.line.admit(lectureId, mode, interval, lent, cleared);
         return admitted;
       } finally {
         this.room.settle(lectureId, lent, admitted?.autos ?? 0, admitted?.paced ?? false);
@@ -196,11 +242,11 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       // Redis lost the lecture's facts: rebuild them from PostgreSQL, then admit.
       if (!(await this.facts.reload(lectureId))) {
         await this.line.unwatchIfIdle(lectureId);
-        return 0;
+        return null;
       }
       result = await admit();
     }
-    if (!result) return 0;
+    if (!result) return null;
     if (result.drew) {
       this.metrics.draw(lectureId, (performance.now() - started) / 1000);
       // Recording the drawn order (a row per student) must not hold back the admissions'
@@ -227,6 +273,6 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       });
     }
     if (result.idle) await this.line.unwatchIfIdle(lectureId);
-    return result.admitted;
+    return result;
   }
 }

@@ -137,6 +137,14 @@ export function studentAutoKey(studentId: string, term: string): string {
 }
 
 /**
+ * Hash of a student's claims in a term: the lectures whose auto-enroll tickets are out, judged
+ * before each further grant (claims-1.lua). Written by auto-enroll/claims.store.ts only.
+ */
+export function studentClaimsKey(studentId: string, term: string): string {
+  return `{student:${studentId}}:claims:${term}`;
+}
+
+/**
  * String, kept a week: the mail server accepted notification `id` (its row id and the
  * microsecond it was recorded: ids repeat after a database is restored), whose `sent_at`
  * PostgreSQL could not take then (API.md v4, each mail once). A sender that claims the row later
@@ -156,6 +164,7 @@ const FACTS = 'lectures/lecture-facts.store.ts';
 const LOG = 'fairness/admission-log.store.ts';
 const REGISTRATION = 'registration/registration.store.ts';
 const AUTO = 'auto-enroll/auto-enroll.store.ts';
+const CLAIMS = 'auto-enroll/claims.store.ts';
 
 /**
  * The files (under src/) that name each key family, and so the only ones that can write it.
@@ -169,16 +178,18 @@ export const KEY_OWNERS: Record<
   | 'loggedLectures'
   | 'studentLines'
   | 'studentAuto'
+  | 'studentClaims'
   | 'termRecords'
   | 'notificationSent',
   string[]
 > = {
   facts: [FACTS],
   enrolled: [FACTS],
-  queue: [LINE],
+  // a give-up takes a queued student out in the step that takes their settings (give-up-8)
+  queue: [LINE, AUTO],
   seq: [LINE],
-  gone: [LINE],
-  waitlisted: [LINE],
+  gone: [LINE, AUTO],
+  waitlisted: [LINE, AUTO],
   prequeue: [LINE],
   drawn: [LINE],
   draw: [LINE],
@@ -203,6 +214,7 @@ export const KEY_OWNERS: Record<
   loggedLectures: [LOG],
   studentLines: [LINE],
   studentAuto: [AUTO],
+  studentClaims: [CLAIMS],
   termRecords: [REGISTRATION],
   notificationSent: ['notifications/notification.sender.ts'],
 };
@@ -210,6 +222,6 @@ export const KEY_OWNERS: Record<
 /** Families a file passes to its scripts only to read them. */
 export const SCRIPT_READS: Record<string, LectureKeyFamily[]> = {
   [LINE]: ['facts', 'enrolled'],
-  // a give-up asks whether the place its settings were left from is still there (give-up-6)
-  [AUTO]: ['queue', 'ticketPrefix', 'inflight', 'wpre', 'draw'],
+  // a give-up asks whether the place its settings were left from is still there (give-up-8)
+  [AUTO]: ['ticketPrefix', 'inflight', 'wpre', 'draw'],
 };

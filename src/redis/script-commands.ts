@@ -21,8 +21,8 @@ export function isScriptError<T extends unknown[]>(
 
 /** join-18.lua: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened, auto, refusal } */
 export type JoinReply = [string, number, number, number, number, number, number, number, number, number, string]; // prettier-ignore
-/** admit-19.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew, autos, paced } */
-export type AdmitReply = [number, number, number, number, number, string[], number, number, number, number]; // prettier-ignore
+/** admit-19.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew, autos, paced, needs, unclaim } */
+export type AdmitReply = [number, number, number, number, number, string[], number, number, number, number, string[], string[]]; // prettier-ignore
 /** places-9.lua: { waiting, seatsLeft, rate, opened, ...state, detail, seq per student } */
 export type PlacesReply = [number, number, string, number, ...(string | number)[]];
 /** positions-3.lua: { head, waiting, rate, ...gone runs as first, last pairs } */
@@ -40,7 +40,22 @@ declare module 'ioredis' {
     ): Result<JoinReply | [ScriptError.Missing], Context>;
     observedRate(key: Key): Result<string, Context>;
     admit(
-      ...keysAndArgs: [...Key10, Key, Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg, Arg]
+      ...keysAndArgs: [
+        ...Key10,
+        Key,
+        Key,
+        Key,
+        Key,
+        Key,
+        Key,
+        Key,
+        Key,
+        Key,
+        Arg,
+        Arg,
+        Arg,
+        ...Arg[],
+      ]
     ): Result<AdmitReply | [ScriptError.Missing], Context>;
     leave(...keysAndArgs: [...Key10, Arg, Arg]): Result<[number, number], Context>;
     drawWindows(...keys: [...Key10, Key, Key]): Result<(number | string)[], Context>;
@@ -61,6 +76,9 @@ declare module 'ioredis' {
     restoreOrder(...keysAndArgs: [Key, Key, Arg, Arg, Arg, Arg]): Result<number, Context>;
     putRecords(key: Key, ...args: Arg[]): Result<number, Context>;
     autoDue(...keysAndArgs: [Key, Key, Arg, Arg]): Result<string[], Context>;
-    giveUp(...keysAndArgs: [Key, Key, Key, Key, Key, Key, Arg, Arg]): Result<0 | 1 | 2, Context>;
+    claims(key: Key, ...args: Arg[]): Result<(number | string)[] | number, Context>;
+    giveUp(
+      ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
+    ): Result<0 | 1 | 2, Context>;
   }
 }

@@ -26,6 +26,7 @@ function familiesNamedIn(text: string): Set<string> {
   if (/\bWINDOW_DRAWS_KEY\b/.test(text)) named.add('windowDraws');
   if (/\bstudentLinesKey\b/.test(text)) named.add('studentLines');
   if (/\bstudentAutoKey\b/.test(text)) named.add('studentAuto');
+  if (/\bstudentClaimsKey\b/.test(text)) named.add('studentClaims');
   if (/\btermRecordsKey\b/.test(text)) named.add('termRecords');
   if (/\bnotificationSentKey\b/.test(text)) named.add('notificationSent');
   return named;
@@ -57,7 +58,7 @@ describe('One owner per Redis key family (src/redis/keys.ts, KEY_OWNERS)', () =>
   it('no file but the owners builds a lecture key or names the shared sets', () => {
     const users = files
       .filter(({ text }) =>
-        /\b(lectureKeys|WAITING_LECTURES_KEY|LOGGED_LECTURES_KEY|studentLinesKey|studentAutoKey|termRecordsKey|WINDOW_DRAWS_KEY|notificationSentKey)\b/.test(
+        /\b(lectureKeys|WAITING_LECTURES_KEY|LOGGED_LECTURES_KEY|studentLinesKey|studentAutoKey|studentClaimsKey|termRecordsKey|WINDOW_DRAWS_KEY|notificationSentKey)\b/.test(
           text,
         ),
       )

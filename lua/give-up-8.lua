@@ -13,6 +13,12 @@
   KEYS[5] wpre      hash: the students in a registration window's pre-queue
   KEYS[6] draw      the lecture's draw marker: until it is there, the student may be in the
                     lecture's own pre-queue (whose members this script cannot name)
+  KEYS[7] gone      leave-10's runs of numbers that left the queue other than from its head
+  KEYS[8] waitlisted  set of the students queued by a join that found no seat left
+
+  A student given up while in the queue leaves it here, in the step that takes their settings:
+  an admission between the two would find them queued without settings and grant them a ticket
+  as a student who enrolls by hand — one the leave that follows gives back unused.
 
   ARGV[1] student id
   ARGV[2] the refusal (JSON)
@@ -23,6 +29,9 @@
           their place is gone
 ]]
 local rcall = redis.call
+
+--- @include "leave-queue"
+
 local student = ARGV[1]
 local refusalField = student .. '!'
 if rcall('HEXISTS', KEYS[1], student) == 1 then
@@ -31,6 +40,8 @@ if rcall('HEXISTS', KEYS[1], student) == 1 then
     or rcall('EXISTS', KEYS[6]) == 0
   rcall('HDEL', KEYS[1], student)
   if not placed then return 0 end
+  local seq = rcall('ZSCORE', KEYS[2], student)
+  if seq then leaveQueue(2, 7, 8, student, seq) end
   rcall('HSET', KEYS[1], refusalField, ARGV[2])
   return 1
 end
