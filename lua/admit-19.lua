@@ -50,7 +50,7 @@
   admission log in this same step, so the log and the tickets never disagree.
 
   Output: { admitted, waiting, expired, lapsed, idle, { student... }, expiresAt, drew, autos, paced,
-            { needs... }, { unclaim... } }
+            { needs... } }
     expired  tickets this call found past their expiry
     lapsed   in-flight holds past their deadline (the caller recovers them)
     students the students granted a ticket by this call
@@ -63,8 +63,6 @@
     paced    1 when it stopped at an auto-enrolling student for want of ARGV[3]'s room
     needs    when it stopped at an auto-enrolling student not cleared (ARGV[4]): that student
              and the auto-enrolling students behind them this call could have granted, to clear
-    unclaim  the students of ARGV[5..] this call did not grant: their clearing goes back (the
-             claim stays while another call's clearing, which may have granted them, holds it)
   Errors: { -1 } when the facts are missing or incomplete (the caller rebuilds them)
 ]]
 local rcall = redis.call
@@ -100,13 +98,7 @@ local function answer()
     idle = 1
     rcall('DEL', KEYS[13]) -- nobody holds an admission whose number could still be asked for
   end
-  local unclaim = {}
-  local mine = {}
-  for _, student in ipairs(granted) do mine[student] = true end
-  for j = 5, #ARGV do
-    if not mine[ARGV[j]] then unclaim[#unclaim + 1] = ARGV[j] end
-  end
-  return { #granted, waiting, expired, lapsed, idle, granted, now + ttlMs, drew, autos, paced, needs, unclaim }
+  return { #granted, waiting, expired, lapsed, idle, granted, now + ttlMs, drew, autos, paced, needs }
 end
 
 local closesAt = tonumber(f[6])

@@ -30,16 +30,35 @@ local KEEP_MS = 3600000 -- the whole hash goes an hour after its last change
 local op = ARGV[1]
 
 -- The claims alive now; expired ones go (a claim outlives its enroll only when its instance died).
+-- A claim that expired is a claim gone: the version moves, so a judgment read before cannot
+-- claim or wait against it.
 local function live()
   local ids = {}
   local flat = rcall('HGETALL', KEYS[1])
   for i = 1, #flat, 2 do
     local field, value = flat[i], flat[i + 1]
     if field ~= 'v' and string.sub(field, 1, 2) ~= 'w:' then
-      if tonumber(string.match(value, ':(%d+)$')) <= now then rcall('HDEL', KEYS[1], field) else ids[#ids + 1] = field end
+      if tonumber(string.match(value, ':(%d+)$')) <= now then
+        rcall('HDEL', KEYS[1], field)
+        rcall('HINCRBY', KEYS[1], 'v', 1)
+      else
+        ids[#ids + 1] = field
+      end
     end
   end
   return ids
+end
+
+-- The lectures waiting on this student: they are admitted again now.
+local function waiters()
+  local waiting = {}
+  for _, field in ipairs(rcall('HKEYS', KEYS[1])) do
+    if string.sub(field, 1, 2) == 'w:' then
+      waiting[#waiting + 1] = string.sub(field, 3)
+      rcall('HDEL', KEYS[1], field)
+    end
+  end
+  return waiting
 end
 
 if op == 'read' then
@@ -51,7 +70,8 @@ end
 
 if op == 'release' or op == 'unused' then
   local value = rcall('HGET', KEYS[1], ARGV[2])
-  if not value then return {} end
+  -- gone already (expired, or released): whoever waited is admitted again all the same
+  if not value then return waiters() end
   local clearings, expiry = string.match(value, '^(%d+):(%d+)$')
   if op == 'unused' and tonumber(clearings) > 1 then
     rcall('HSET', KEYS[1], ARGV[2], (tonumber(clearings) - 1) .. ':' .. expiry)
@@ -59,19 +79,13 @@ if op == 'release' or op == 'unused' then
   end
   rcall('HDEL', KEYS[1], ARGV[2])
   rcall('HINCRBY', KEYS[1], 'v', 1)
-  local waiting = {}
-  for _, field in ipairs(rcall('HKEYS', KEYS[1])) do
-    if string.sub(field, 1, 2) == 'w:' then
-      waiting[#waiting + 1] = string.sub(field, 3)
-      rcall('HDEL', KEYS[1], field)
-    end
-  end
-  return waiting
+  return waiters()
 end
+
+live()
 
 if tostring(rcall('HGET', KEYS[1], 'v') or '0') ~= ARGV[2] then return 0 end
 if op == 'claim' then
-  live()
   local value = rcall('HGET', KEYS[1], ARGV[3])
   local clearings = value and tonumber(string.match(value, '^(%d+):')) or 0
   rcall('HSET', KEYS[1], ARGV[3], (clearings + 1) .. ':' .. (now + tonumber(ARGV[4])))

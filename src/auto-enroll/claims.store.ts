@@ -5,10 +5,11 @@ import { InjectRedis } from '../redis/redis.token';
 
 /**
  * How long a claim lives unless its enroll releases it first. Grant → seat is within a second
- * (API.md v4); a claim outlives its enroll only when the instance running it died, and until it
- * expires it holds the student's other places back (src/auto-enroll/clearance.ts).
+ * (API.md v4), and an enroll a store fault holds up retries for about 7 s; a claim outlives its
+ * enroll only when the instance running it died, and until it expires it holds the student's
+ * other places back (src/auto-enroll/clearance.ts).
  */
-export const CLAIM_MS = 5_000;
+export const CLAIM_MS = 10_000;
 
 /** A student's claims in a term, as read: the version to claim against, the lectures claimed. */
 export interface Claims {

@@ -23,6 +23,29 @@ type Verdict =
   /** no ticket: the seats they hold refuse it, as their enroll would (the place is given up) */
   | { kind: 'refuse'; refusal: LastRefusal };
 
+const CLEAR: Verdict = { kind: 'clear' };
+
+/** Where a student of a clearing is: to judge, waiting, claimed (or clear unjudged), given up. */
+type State = 'pending' | 'wait' | 'claimed' | 'clear' | 'refused';
+
+/** The students from the head while `keep` holds for their state. */
+function firstRun(
+  students: string[],
+  state: Map<string, State>,
+  keep: (st: State) => boolean,
+): string[] {
+  // prettier-ignore
+  const stop = students.findIndex((s) => !keep(state.get(s)!));
+  return stop === -1 ? students : students.slice(0, stop);
+}
+
+/** What a clearing did: whom the admission may grant, of them those claimed, places given up. */
+export interface Clearing {
+  cleared: string[];
+  claimed: string[];
+  gaveUp: number;
+}
+
 interface Row extends Record<string, unknown> {
   student_id: string;
   credits: number;
@@ -59,42 +82,66 @@ export class Clearance {
   ) {}
 
   /**
-   * Of these students at the head of the lecture's queue, those its admission may grant now:
-   * claimed (or not judged here). `refuse` gives up the places their held seats refuse.
+   * Of these students at the head of the lecture's queue (in its order), those its admission may
+   * grant now: the longest run from the head that is claimed (or not judged here). It stops at a
+   * student who must wait — those behind them are not claimed, so that nobody's other lectures
+   * are held back by a claim that cannot be granted yet. `refuse` gives up the places their held
+   * seats refuse (not a stop: the next student is judged).
    */
   async clear(
     lectureId: number,
     students: string[],
     refuse: (studentId: string, refusal: LastRefusal) => Promise<void>,
-  ): Promise<string[]> {
+  ): Promise<Clearing> {
     const { term } = await this.facts.get(lectureId);
     const autos = await this.store.autoAmong(lectureId, students);
     const judged = new Set(
       autos.filter((a) => !a.settings.swapFrom && !a.settings.sections?.length).map((a) => a.studentId), // prettier-ignore
     );
-    // No longer auto-enrolling (granted as anyone is), or a swap or a package.
-    const cleared = students.filter((s) => !judged.has(s));
-    let pending = [...judged];
-    for (let tries = 0; pending.length > 0 && tries < TRIES; tries++) {
-      const read = await Promise.all(pending.map((s) => this.claims.read(s, term)));
-      const verdicts = await this.judge(lectureId, pending, read);
-      const again: string[] = [];
-      await Promise.all(
-        pending.map(async (studentId, i) => {
-          const verdict = verdicts.get(studentId) ?? { kind: 'clear' };
-          if (verdict.kind === 'refuse') return refuse(studentId, verdict.refusal);
-          const { version } = read[i];
-          const done =
-            verdict.kind === 'clear'
-              ? await this.claims.claim(studentId, term, version, lectureId)
-              : await this.claims.block(studentId, term, version, lectureId);
-          if (!done) again.push(studentId);
-          else if (verdict.kind === 'clear') cleared.push(studentId);
-        }),
-      );
-      pending = again;
+    // Not judged here (no longer auto-enrolling: granted as anyone is; a swap or a package): clear.
+    const state = new Map<string, State>(students.map((s) => [s, judged.has(s) ? 'pending' : 'clear'])); // prettier-ignore
+    const versions = new Map<string, number>();
+    let gaveUp = 0;
+    for (let tries = 0; tries < TRIES; tries++) {
+      // Those not judged yet (or whose claims changed) ahead of the first who waits.
+      const ahead = firstRun(students, state, (st) => st !== 'wait');
+      const toJudge = ahead.filter((s) => state.get(s) === 'pending');
+      if (toJudge.length === 0) {
+        // The head of what is left waits for a claim of theirs to go; that lecture is noted,
+        // so the claim's going admits it again (unless the claims changed meanwhile: again).
+        const waiting = students.find((s) => state.get(s) === 'wait');
+        if (!waiting || (await this.claims.block(waiting, term, versions.get(waiting)!, lectureId))) break; // prettier-ignore
+        state.set(waiting, 'pending');
+        continue;
+      }
+      const read = await Promise.all(toJudge.map((s) => this.claims.read(s, term)));
+      const verdicts = await this.judge(lectureId, toJudge, read);
+      const claiming: number[] = [];
+      for (const [i, studentId] of toJudge.entries()) {
+        const verdict = verdicts.get(studentId) ?? CLEAR;
+        versions.set(studentId, read[i].version);
+        if (verdict.kind === 'wait') {
+          // those behind are not claimed: they could not be granted before this student
+          state.set(studentId, 'wait');
+          break;
+        }
+        if (verdict.kind === 'refuse') {
+          await refuse(studentId, verdict.refusal);
+          state.set(studentId, 'refused');
+          gaveUp += 1;
+        } else claiming.push(i);
+      }
+      // A claim whose claims changed since the read stays pending: judged again.
+      const claimed = await Promise.all(claiming.map((i) => this.claims.claim(toJudge[i], term, read[i].version, lectureId))); // prettier-ignore
+      claiming.forEach((i, k) => claimed[k] && state.set(toJudge[i], 'claimed'));
     }
-    return cleared;
+    // The run from the head the admission may grant; claims behind it go back at once.
+    const cleared =
+      firstRun(students, state, (st) => st === 'clear' || st === 'claimed' || st === 'refused') // prettier-ignore
+        .filter((s) => state.get(s) !== 'refused');
+    const behind = students.filter((s) => state.get(s) === 'claimed' && !cleared.includes(s));
+    if (behind.length > 0) await this.release(lectureId, behind, 'unused');
+    return { cleared, claimed: cleared.filter((s) => state.get(s) === 'claimed'), gaveUp };
   }
 
   /**
@@ -134,9 +181,11 @@ export class Clearance {
                 WHERE e.student_id = p.student_id AND e.term = l.term AND e.course_code = l.course_code
                   AND e.primary_id IS NULL AND e.lecture_id <> l.id) AS same_course,
               (SELECT array_agg(DISTINCT s.lecture_id ORDER BY s.lecture_id)
-                 FROM unnest(l.meeting_ranges, l.meeting_dates) m (slot, dates)
-                 JOIN enrollment_slot s ON s.student_id = p.student_id AND s.term = l.term
-                  AND s.slot && m.slot AND s.dates && m.dates AND s.lecture_id <> l.id) AS clashes,
+                 FROM student_term st
+                 CROSS JOIN unnest(l.meeting_ranges, l.meeting_dates) m (slot, dates)
+                 JOIN enrollment_slot s ON s.student_term_id = st.id AND s.slot && m.slot
+                  AND s.dates && m.dates AND s.lecture_id <> l.id
+                WHERE st.student_id = p.student_id AND st.term = l.term) AS clashes,
               c.claimed_credits, c.in_the_way
          FROM unnest($1::varchar[]) AS p (student_id)
          JOIN lecture l ON l.id = $2

@@ -433,10 +433,10 @@ export class LineStore {
       k.wruns, k.auto, mode, intervalMs, autoRoom, cleared ? '1' : '0', ...(cleared ?? []),
     ); // prettier-ignore
     if (isScriptError(reply)) return null; // ScriptError.Missing
-    const [admitted, waiting, expired, lapsed, idle, students, expiresAt, drew, autos, paced, needs, unclaim] = reply; // prettier-ignore
+    const [admitted, waiting, expired, lapsed, idle, students, expiresAt, drew, autos, paced, needs] = reply; // prettier-ignore
     return {
       admitted, waiting, expired, lapsed, idle: idle === 1, students, expiresAt, drew: drew === 1,
-      autos, paced: paced === 1, needs, unclaim,
+      autos, paced: paced === 1, needs,
     }; // prettier-ignore
   }
 

@@ -106,8 +106,6 @@ export interface AdmitResult {
    * behind them it could have granted, to clear before the next call (src/auto-enroll/clearance.ts)
    */
   needs: string[];
-  /** the cleared students it did not grant who hold no ticket or enroll here: unclaim them */
-  unclaim: string[];
 }
 
 /** One enroll's hold in Redis: the student, and the deadline consume-5 set (ms) that names it. */

@@ -17,7 +17,7 @@ import { OrderFence } from '../lectures/order-fence';
 import { AppError } from '../common/error-codes';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
-import { LineStore } from '../line/line.store';
+import { LineStore, NO_AUTO_LIMIT } from '../line/line.store';
 import type { AdmitResult } from '../line/line.types';
 import { MAX_BATCH } from '../enroll/enroll-batcher';
 import { AutoEnrollRoom } from './auto-enroll-room';
@@ -42,7 +42,10 @@ export type AdmittedListener = (
  * back the clearing of those a call did not grant after all.
  */
 export interface Clearer {
-  clear(lectureId: number, students: string[]): Promise<string[]>;
+  clear(
+    lectureId: number,
+    students: string[],
+  ): Promise<{ cleared: string[]; claimed: string[]; gaveUp: number }>;
   unused(lectureId: number, students: string[]): Promise<void>;
 }
 /**
@@ -198,24 +201,50 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
    */
   async admit(lectureId: number, mode: 'tick' | 'event'): Promise<number> {
     let cleared: string[] | null = this.clearer ? [] : null;
+    let claimed: string[] = [];
     let admitted = 0;
-    for (let round = 0; ; round++) {
-      const result = await this.admitOnce(lectureId, round === 0 ? mode : 'event', cleared);
-      if (!result) return admitted;
-      admitted += result.admitted;
-      // (one another instance's call granted meanwhile keeps its clearing)
-      if (result.unclaim.length > 0) await this.clearer?.unused(lectureId, result.unclaim);
-      if (!this.clearer || result.needs.length === 0 || round >= MAX_CLEARING_ROUNDS) break;
-      cleared = await this.clearer.clear(lectureId, result.needs);
-      if (cleared.length === 0) break;
+    // The room for auto-enrolling students is lent once for every round: room a round cannot
+    // use while its students are cleared would go to other lectures, and the cleared students
+    // find none left.
+    let room = this.room.lend(this.batchOf(lectureId));
+    let paced = false;
+    try {
+      for (let round = 0; ; round++) {
+        let result: AdmitResult | null = null;
+        try {
+          result = await this.admitOnce(lectureId, round === 0 ? mode : 'event', room, cleared);
+        } finally {
+          // The clearings this call did not grant go back (whatever became of the call); a claim
+          // another call's clearing holds, which may have granted them, stays.
+          const granted = new Set(result?.students ?? []);
+          const unused = claimed.filter((s) => !granted.has(s));
+          if (unused.length > 0) await this.clearer?.unused(lectureId, unused);
+        }
+        if (!result) return admitted;
+        admitted += result.admitted;
+        paced = result.paced;
+        if (room !== NO_AUTO_LIMIT) {
+          // what this round granted is in flight now; the rest stays lent to the next round
+          this.room.settle(lectureId, result.autos, result.autos, false);
+          room -= result.autos;
+        }
+        if (!this.clearer || result.needs.length === 0 || round >= MAX_CLEARING_ROUNDS) break;
+        const clearing = await this.clearer.clear(lectureId, result.needs);
+        ({ cleared, claimed } = clearing);
+        // A place given up without a ticket is progress too: the students behind go on.
+        if (cleared.length === 0 && clearing.gaveUp === 0) break;
+      }
+      return admitted;
+    } finally {
+      this.room.settle(lectureId, room, 0, paced);
     }
-    return admitted;
   }
 
   /** One pop-and-grant call and what follows it: the news, the draw's record, recoveries. */
   private async admitOnce(
     lectureId: number,
     mode: 'tick' | 'event',
+    autoRoom: number,
     cleared: string[] | null,
   ): Promise<AdmitResult | null> {
     const interval = this.config.admission.intervalMs;
@@ -225,14 +254,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     const admit = async () => {
       if (!this.line.orderHeld(lectureId)) await this.fence.hold(lectureId);
       grantedAt = Date.now();
-      const lent = this.room.lend(this.batchOf(lectureId));
-      let admitted: AdmitResult | null = null;
-      try {
-        admitted = await this.line.admit(lectureId, mode, interval, lent, cleared);
-        return admitted;
-      } finally {
-        this.room.settle(lectureId, lent, admitted?.autos ?? 0, admitted?.paced ?? false);
-      }
+      return this.line.admit(lectureId, mode, interval, autoRoom, cleared);
     };
     let result = await admit().catch((err: unknown) => {
       if (err instanceof AppError && err.code === 'LECTURE_NOT_FOUND') return null;

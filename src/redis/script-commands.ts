@@ -21,8 +21,8 @@ export function isScriptError<T extends unknown[]>(
 
 /** join-18.lua: { state, detail, waiting, seatsLeft, created, room, seq, drew, opened, auto, refusal } */
 export type JoinReply = [string, number, number, number, number, number, number, number, number, number, string]; // prettier-ignore
-/** admit-19.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew, autos, paced, needs, unclaim } */
-export type AdmitReply = [number, number, number, number, number, string[], number, number, number, number, string[], string[]]; // prettier-ignore
+/** admit-19.lua: { admitted, waiting, expired, lapsed, idle, students, expiresAt, drew, autos, paced, needs } */
+export type AdmitReply = [number, number, number, number, number, string[], number, number, number, number, string[]]; // prettier-ignore
 /** places-9.lua: { waiting, seatsLeft, rate, opened, ...state, detail, seq per student } */
 export type PlacesReply = [number, number, string, number, ...(string | number)[]];
 /** positions-3.lua: { head, waiting, rate, ...gone runs as first, last pairs } */

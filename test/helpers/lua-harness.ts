@@ -103,12 +103,20 @@ export class LuaHarness {
     return positions;
   }
 
-  admit(id: number, mode: 'tick' | 'event' = 'event', intervalMs = 1000, autoRoom = -1) {
+  /** `cleared`: clearing on (ARGV[4]), with these students cleared. */
+  admit(
+    id: number,
+    mode: 'tick' | 'event' = 'event',
+    intervalMs = 1000,
+    autoRoom = -1,
+    cleared?: string[],
+  ) {
+    // prettier-ignore
     const k = lectureKeys(id);
     return this.redis.admit(
       k.queue, k.tickets, k.inflight, k.facts, k.stats, k.ticketPrefix, k.enrolled, k.admitLog,
       k.prequeue, k.drawn, k.draw, k.seq, k.grants, k.admissions, k.wpre, k.wqueue, k.wopen,
-      k.wruns, k.auto, mode, intervalMs, autoRoom,
+      k.wruns, k.auto, mode, intervalMs, autoRoom, cleared ? '1' : '0', ...(cleared ?? []),
     ); // prettier-ignore
   }
 

@@ -129,6 +129,45 @@ describe('admit-19.lua (pop-and-grant)', () => {
     expect(results.reduce((n, r) => n + r[0], 0)).toBe(3);
   });
 
+  describe('auto-enrolling students granted only once cleared (ARGV[4..])', () => {
+    const auto = (...who: string[]) =>
+      h.redis.hset(k.auto, Object.fromEntries(who.map((s) => [s, '{}'])));
+
+    it('stops at the first not cleared, answering them and those behind to clear; the cleared are granted in order', async () => {
+      await h.setFacts(id, { batchSize: 10 });
+      await h.joinAll(id, students(5));
+      await auto('s2', 's3', 's5');
+      const before = await h.redis.zrange(k.queue, 0, -1, 'WITHSCORES');
+      const first = await h.admit(id, 'event', 1000, -1, []);
+      // s1 enrolls by hand: granted; s2 is not cleared: it stops there, nobody passes
+      expect(first[5]).toEqual(['s1']);
+      expect(first[10]).toEqual(['s2', 's3', 's5']);
+      expect(await h.redis.zrange(k.queue, 0, -1, 'WITHSCORES')).toEqual(before.slice(2));
+      // s2 cleared, s3 not: s2 granted, it stops at s3
+      const second = await h.admit(id, 'event', 1000, -1, ['s2']);
+      expect(second[5]).toEqual(['s2']);
+      expect(second[10]).toEqual(['s3', 's5']);
+      const third = await h.admit(id, 'event', 1000, -1, ['s3', 's5']);
+      expect(third[5]).toEqual(['s3', 's4', 's5']);
+      expect(third[10]).toEqual([]);
+      expect(await h.redis.xlen(k.admissions)).toBe(5);
+    });
+
+    it('answers no more to clear than the caller has room for', async () => {
+      await h.setFacts(id, { batchSize: 10 });
+      await h.joinAll(id, students(5));
+      await auto(...students(5));
+      expect((await h.admit(id, 'event', 1000, 2, []))[10]).toEqual(['s1', 's2']);
+    });
+
+    it('off (ARGV[4] 0): auto-enrolling students are granted as before', async () => {
+      await h.setFacts(id, { batchSize: 10 });
+      await h.joinAll(id, students(2));
+      await auto('s1');
+      expect((await h.admit(id, 'event', 1000, -1))[5]).toEqual(['s1', 's2']);
+    });
+  });
+
   describe("the caller's room for auto-enrolling students (ARGV[3])", () => {
     const auto = (...who: string[]) =>
       h.redis.hset(k.auto, Object.fromEntries(who.map((s) => [s, '{}'])));
