@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AppError } from '../common/error-codes';
 import { isInfraError } from '../common/infra-errors';
 import { EnrollService } from '../enroll/enroll.service';
@@ -56,6 +57,7 @@ export class AutoEnroller implements OnApplicationBootstrap {
     private readonly line: LineStore,
     private readonly room: AutoEnrollRoom,
     private readonly clearance: Clearance,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -63,15 +65,16 @@ export class AutoEnroller implements OnApplicationBootstrap {
       void this.admitted(lectureId, students, mode, counted, grantedAt);
     });
     this.enrollments.onEnrolled((lecture, studentId) => void this.enrolled(lecture, studentId));
-    // No ticket for an enroll the timetable would refuse (clearance.ts): a place its held seats
-    // refuse is given up as a refused enroll's is, without the ticket.
-    this.admission.clearWith({
-      clear: (lectureId, students) =>
-        this.clearance.clear(lectureId, students, (studentId, refusal) =>
-          this.giveUp(lectureId, studentId, refusal),
-        ),
-      unused: async (lectureId, students) => this.kick(await this.clearance.release(lectureId, students, 'unused')), // prettier-ignore
-    });
+    // AUTO_ENROLL_CLEARANCE: no ticket for an enroll the timetable would refuse (clearance.ts);
+    // a place its held seats refuse is given up as a refused enroll's is, without the ticket.
+    if (this.config.autoEnrollClearance)
+      this.admission.clearWith({
+        clear: (lectureId, students) =>
+          this.clearance.clear(lectureId, students, (studentId, refusal) =>
+            this.giveUp(lectureId, studentId, refusal),
+          ),
+        unused: async (lectureId, students) => this.kick(await this.clearance.release(lectureId, students, 'unused')), // prettier-ignore
+      });
   }
 
   /** Lectures whose head waited on a claim that went: admitted again, wherever they are followed. */
@@ -207,6 +210,8 @@ export class AutoEnroller implements OnApplicationBootstrap {
     const key = `${lectureId}:${studentId}`;
     if (this.running.has(key)) return tried();
     this.running.add(key);
+    // whether this enroll ends the life of the student's claim on the lecture (clearance.ts)
+    let claimed = true;
     try {
       for (let tries = 1; ; tries++) {
         if (tries > 1) {
@@ -233,9 +238,12 @@ export class AutoEnroller implements OnApplicationBootstrap {
           return;
         } catch (err) {
           if (!(err instanceof AppError)) throw err;
-          if (err.code === 'NO_TICKET') return;
+          // The ticket is in other hands (the student's own enroll, another instance's): the
+          // claim is not this enroll's to end (clearance.ts; it expires).
+          if (err.code === 'NO_TICKET') return void (claimed = false);
           if (err.code === 'UNAVAILABLE') {
-            if (tries >= FAULT_TRIES) return; // the ticket (or the hold's recovery) stays theirs
+            // the ticket (or the hold's recovery) stays theirs, and so does the claim
+            if (tries >= FAULT_TRIES) return void (claimed = false);
             await pause(FAULT_PAUSE_MS * tries);
             continue;
           }
@@ -248,7 +256,7 @@ export class AutoEnroller implements OnApplicationBootstrap {
     } finally {
       this.running.delete(key);
       tried(); // a return before the first try (the settings went meanwhile)
-      await this.release(lectureId, studentId);
+      if (claimed) await this.release(lectureId, studentId);
     }
   }
 

@@ -1,11 +1,12 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Pool } from 'pg';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { creditLimit } from '../rules/credit-limit.rule';
+import type { SeatScope } from '../rules/term-rule';
 import { sameCourse } from '../rules/same-course.rule';
 import { timeConflict } from '../rules/time-conflict.rule';
+import { windowNotOpen } from '../rules/window.rule';
 import { creditLimitSql } from '../terms/credit-limit';
 import { AutoEnrollStore } from './auto-enroll.store';
 import type { LastRefusal } from './auto-enroll.types';
@@ -24,6 +25,9 @@ type Verdict =
   | { kind: 'refuse'; refusal: LastRefusal };
 
 const CLEAR: Verdict = { kind: 'clear' };
+
+/** The window in force now for the student of `st` (its name and cap), as the rules read it. */
+const windowNow = windowNotOpen.looks({ studentTerm: 'st', windows: 'tw', at: 'now()' } as SeatScope).window_now; // prettier-ignore
 
 /** Where a student of a clearing is: to judge, waiting, claimed (or clear unjudged), given up. */
 type State = 'pending' | 'wait' | 'claimed' | 'clear' | 'refused';
@@ -72,14 +76,30 @@ interface Row extends Record<string, unknown> {
  * swaps or takes sections is cleared as it is: its own enroll judges it, as before.
  */
 @Injectable()
-export class Clearance {
+export class Clearance implements OnModuleDestroy {
+  /**
+   * Connections of its own: at an opening every connection of the service's pool is held by seat
+   * transactions waiting on hot lectures' row locks, and a judgment queued behind them (~0.3 s a
+   * clearing at 5,000 students) held its lecture's admission as long. Two: a judgment is one
+   * short read, and clearings of one lecture never overlap on an instance.
+   */
+  private readonly pool: Pool;
+
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly facts: LectureFactsService,
     private readonly store: AutoEnrollStore,
     private readonly claims: ClaimStore,
-  ) {}
+  ) {
+    // Fails fast when PostgreSQL is unreachable, as the service's own pool does (data-source.ts).
+    this.pool = new Pool({ connectionString: config.databaseUrl, max: 2, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 3000 }); // prettier-ignore
+    // A connection lost while idle is dropped by the pool; the next judgment opens another.
+    this.pool.on('error', () => undefined);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.pool.end();
+  }
 
   /**
    * Of these students at the head of the lecture's queue (in its order), those its admission may
@@ -172,9 +192,14 @@ export class Clearance {
   ): Promise<Map<string, Verdict>> {
     // prettier-ignore
     const claimOf = read.flatMap((c, i) => c.lectureIds.map((id) => [students[i], id] as const));
-    const rows = (await this.db.query(
-      `WITH claimed (student_id, id) AS (SELECT * FROM unnest($3::varchar[], $4::int[]))
-       SELECT p.student_id, l.credits, ${creditLimitSql('p.student_id', 'l.term', this.config.maxCredits)} AS max_credits,
+    const { rows } = await this.pool.query<Row>(
+      `WITH claimed (student_id, id) AS (SELECT * FROM unnest($3::varchar[], $4::int[])),
+            tw AS MATERIALIZED (SELECT * FROM term_window WHERE term = (SELECT term FROM lecture WHERE id = $2))
+       SELECT p.student_id, l.credits,
+              -- capped by the window in force now, as the seat statement caps it (src/rules/)
+              least(${creditLimitSql('p.student_id', 'l.term', this.config.maxCredits)},
+                    ((SELECT ${windowNow} FROM student_term st
+                       WHERE st.student_id = p.student_id AND st.term = l.term)->>'cap')::int) AS max_credits,
               (SELECT coalesce(sum(e.credits), 0)::int FROM enrollment e
                 WHERE e.student_id = p.student_id AND e.term = l.term) AS held_credits,
               (SELECT array_agg(e.lecture_id ORDER BY e.lecture_id) FROM enrollment e
@@ -200,7 +225,7 @@ export class Clearance {
               AND NOT EXISTS (SELECT 1 FROM enrollment e WHERE e.student_id = cl.student_id AND e.lecture_id = o.id)) c
         WHERE NOT EXISTS (SELECT 1 FROM enrollment e WHERE e.student_id = p.student_id AND e.lecture_id = l.id)`,
       [students, lectureId, claimOf.map(([s]) => s), claimOf.map(([, id]) => id)],
-    )) as Row[];
+    );
     return new Map(rows.map((r) => [r.student_id, verdictOf(r, lectureId)]));
   }
 }

@@ -37,6 +37,11 @@ export interface AppConfig {
    * wait at the head of their queues (queue/auto-enroll-room.ts). 0: no limit.
    */
   autoEnrollInFlight: number;
+  /**
+   * Auto-enrolling students are granted a ticket only once their timetable is known to take it
+   * (src/auto-enroll/clearance.ts): no admission wasted, at a PostgreSQL read per admission round.
+   */
+  autoEnrollClearance: boolean;
   /** A student's credit limit in a term whose limit was never set. */
   maxCredits: number;
   rateLimitPerSecond: number;

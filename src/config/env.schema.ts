@@ -66,6 +66,10 @@ export class EnvSchema {
   @IsOptional() @toInt() @IsInt() @Min(0) @Max(3600) MEMORY_RECLAIM_IDLE_SECONDS?: number;
   @IsOptional() @toInt() @IsInt() @Min(0) @Max(100_000) AUTO_ENROLL_IN_FLIGHT?: number;
   @IsOptional()
+  @toBool()
+  @IsBoolean({ message: 'AUTO_ENROLL_CLEARANCE must be true or false' })
+  AUTO_ENROLL_CLEARANCE?: boolean;
+  @IsOptional()
   @Matches(/^[A-Za-z0-9_.-]{1,32}$/, {
     message: "DEFAULT_TERM must be 1 to 32 characters of A-Z, a-z, 0-9, '_', '.' and '-'",
   })

@@ -44,8 +44,8 @@ describe('Auto-enroll clearance: no ticket an enroll would refuse', () => {
 
   beforeAll(async () => {
     ctx = await TestContext.create();
-    a = await ctx.startApp({ admission: { intervalMs: 60_000 } });
-    b = await ctx.startApp({ admission: { intervalMs: 60_000 } });
+    a = await ctx.startApp({ autoEnrollClearance: true, admission: { intervalMs: 60_000 } });
+    b = await ctx.startApp({ autoEnrollClearance: true, admission: { intervalMs: 60_000 } });
   });
   afterAll(async () => {
     // Invariants 1 and 6–9 over everything this file committed.
@@ -93,6 +93,27 @@ describe('Auto-enroll clearance: no ticket an enroll would refuse', () => {
     expect(await seated(first.id)).toEqual(['behind']);
     await eventually(async () => (await mails('racer')).length === 2, 5000);
     expect(await mails('racer')).toEqual(['ENROLLED', 'GIVEN_UP']);
+  });
+
+  it("a registration window's cap is the limit it judges by: at the cap, the place goes without a ticket", async () => {
+    const term = newTerm();
+    const hour = 3600_000;
+    const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+    await request(a.url).put(`/terms/${term}/windows`).set(adminHeaders()).send({
+      windows: [{ name: 'capped', opensAt: at(-hour), closesAt: at(hour), maxCredits: 3 }],
+    }).expect(200); // prettier-ignore
+    const [first, second] = await Promise.all(
+      [5, 5].map(() => createLecture(a.url, { capacity: 5, term, credits: 3 })),
+    );
+    for (const l of [first, second]) expect((await autoJoin(l.id, 'capped')).status).toBe(201);
+    await admitAll(first.id);
+    await eventually(async () => (await statusOf(first.id, 'capped')).status === 'ENROLLED', 5000); // prettier-ignore
+    await eventually(async () => {
+      await admitAll(second.id);
+      return (await statusOf(second.id, 'capped')).status === 'NOT_QUEUED';
+    }, 5000);
+    expect((await statusOf(second.id, 'capped')).lastRefusal).toMatchObject({ code: 'CREDIT_LIMIT', message: expect.stringMatching(/limit of 3/) }); // prettier-ignore
+    expect(await admitted(second.id)).toBe(0);
   });
 
   it("a claim left by an instance that died holds the student's other places back only until it expires", async () => {
@@ -143,7 +164,12 @@ describe('Auto-enroll clearance: no ticket an enroll would refuse', () => {
     const term = newTerm();
     await setLimit(term, 6);
     const events = await Promise.all(
-      [0, 1].map(() => ctx.startApp({ admission: { mode: 'pubsub', intervalMs: 60_000 } })),
+      [0, 1].map(() =>
+        ctx.startApp({
+          autoEnrollClearance: true,
+          admission: { mode: 'pubsub', intervalMs: 60_000 },
+        }),
+      ),
     );
     const lectures = await Promise.all(
       [0, 1, 2, 3].map(() => createLecture(a.url, { capacity: 40, term, credits: 3 })),
