@@ -256,7 +256,7 @@ export class AutoEnroller implements OnApplicationBootstrap {
     } finally {
       this.running.delete(key);
       tried(); // a return before the first try (the settings went meanwhile)
-      if (claimed) await this.release(lectureId, studentId);
+      if (claimed && this.config.autoEnrollClearance) await this.release(lectureId, studentId);
     }
   }
 

@@ -12,8 +12,10 @@ import { AutoEnrollStore } from './auto-enroll.store';
 import type { LastRefusal } from './auto-enroll.types';
 import { ClaimStore, Claims } from './claims.store';
 
-/** Reads of a student's claims that found them changed before the claim, per clearing. */
+/** Judgments per clearing (a claim that changed meanwhile is judged again). */
 const TRIES = 3;
+/** Notes of a waiting head per clearing, each after a judgment its claims' change made stale. */
+const BLOCKS = 10;
 
 /** What a student at the head of a lecture's queue gets now. */
 type Verdict =
@@ -122,7 +124,9 @@ export class Clearance implements OnModuleDestroy {
     const state = new Map<string, State>(students.map((s) => [s, judged.has(s) ? 'pending' : 'clear'])); // prettier-ignore
     const versions = new Map<string, number>();
     let gaveUp = 0;
-    for (let tries = 0; tries < TRIES; tries++) {
+    // TRIES judgments; a waiting head's note is tried again besides (BLOCKS), so that a claim's
+    // going always admits the lecture again.
+    for (let tries = 0, blocks = 0; blocks < BLOCKS;) {
       // Those not judged yet (or whose claims changed) ahead of the first who waits.
       const ahead = firstRun(students, state, (st) => st !== 'wait');
       const toJudge = ahead.filter((s) => state.get(s) === 'pending');
@@ -132,8 +136,12 @@ export class Clearance implements OnModuleDestroy {
         const waiting = students.find((s) => state.get(s) === 'wait');
         if (!waiting || (await this.claims.block(waiting, term, versions.get(waiting)!, lectureId))) break; // prettier-ignore
         state.set(waiting, 'pending');
+        blocks += 1;
         continue;
       }
+      // (a note that failed earns its head one judgment more)
+      if (tries >= TRIES + blocks) break;
+      tries += 1;
       const read = await Promise.all(toJudge.map((s) => this.claims.read(s, term)));
       const verdicts = await this.judge(lectureId, toJudge, read);
       const claiming: number[] = [];

@@ -206,7 +206,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     // The room for auto-enrolling students is lent once for every round: room a round cannot
     // use while its students are cleared would go to other lectures, and the cleared students
     // find none left.
-    let room = this.room.lend(this.batchOf(lectureId));
+    const room = { left: this.room.lend(this.batchOf(lectureId)) };
     let paced = false;
     try {
       for (let round = 0; ; round++) {
@@ -223,11 +223,6 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
         if (!result) return admitted;
         admitted += result.admitted;
         paced = result.paced;
-        if (room !== NO_AUTO_LIMIT) {
-          // what this round granted is in flight now; the rest stays lent to the next round
-          this.room.settle(lectureId, result.autos, result.autos, false);
-          room -= result.autos;
-        }
         if (!this.clearer || result.needs.length === 0 || round >= MAX_CLEARING_ROUNDS) break;
         const clearing = await this.clearer.clear(lectureId, result.needs);
         ({ cleared, claimed } = clearing);
@@ -236,7 +231,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
       }
       return admitted;
     } finally {
-      this.room.settle(lectureId, room, 0, paced);
+      this.room.settle(lectureId, room.left, 0, paced);
     }
   }
 
@@ -244,7 +239,8 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
   private async admitOnce(
     lectureId: number,
     mode: 'tick' | 'event',
-    autoRoom: number,
+    /** the room lent for auto-enrolling students: what this call grants of it is taken out */
+    room: { left: number },
     cleared: string[] | null,
   ): Promise<AdmitResult | null> {
     const interval = this.config.admission.intervalMs;
@@ -254,7 +250,14 @@ export class AdmissionService implements OnApplicationBootstrap, OnApplicationSh
     const admit = async () => {
       if (!this.line.orderHeld(lectureId)) await this.fence.hold(lectureId);
       grantedAt = Date.now();
-      return this.line.admit(lectureId, mode, interval, autoRoom, cleared);
+      const granted = await this.line.admit(lectureId, mode, interval, room.left, cleared);
+      if (granted && room.left !== NO_AUTO_LIMIT) {
+        // In flight now, before anyone hears of the grant: an enroll of it that finishes (or
+        // is dropped) at once frees room counted already.
+        this.room.settle(lectureId, granted.autos, granted.autos, false);
+        room.left -= granted.autos;
+      }
+      return granted;
     };
     let result = await admit().catch((err: unknown) => {
       if (err instanceof AppError && err.code === 'LECTURE_NOT_FOUND') return null;
