@@ -94,7 +94,8 @@ export class Clearance implements OnModuleDestroy {
     private readonly claims: ClaimStore,
   ) {
     // Fails fast when PostgreSQL is unreachable, as the service's own pool does (data-source.ts).
-    this.pool = new Pool({ connectionString: config.databaseUrl, max: 2, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 3000 }); // prettier-ignore
+    // An idle connection never keeps the process up (allowExitOnIdle): ended with the module.
+    this.pool = new Pool({ connectionString: config.databaseUrl, max: 2, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 3000, allowExitOnIdle: true }); // prettier-ignore
     // A connection lost while idle is dropped by the pool; the next judgment opens another.
     this.pool.on('error', () => undefined);
   }

@@ -1,11 +1,9 @@
-import { Client } from 'pg';
 import request from 'supertest';
 import { lectureKeys } from '../../src/redis/keys';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { CLAIM_MS, ClaimStore } from '../../src/auto-enroll/claims.store';
 import { createLecture, eventually, queueStatus } from '../helpers/api';
 import { inParallel } from '../helpers/http';
-import { databaseUrl } from '../helpers/pg';
 import { TIMETABLE_VIOLATIONS } from '../helpers/invariants';
 import { RunningApp, TestContext } from '../helpers/test-context';
 import { adminHeaders, studentHeaders } from '../helpers/tokens';
@@ -64,12 +62,8 @@ describe('Auto-enroll clearance: no ticket an enroll would refuse', () => {
     expect((await autoJoin(second.id, 'racer')).status).toBe(201);
     expect((await autoJoin(first.id, 'racer')).status).toBe(201);
     expect((await autoJoin(first.id, 'behind')).status).toBe(201);
-    const locker = new Client({ connectionString: databaseUrl(ctx.dbName) });
-    await locker.connect();
-    try {
-      // `second`'s auto-enroll takes its ticket and waits on the lecture's row lock ...
-      await locker.query('BEGIN');
-      await locker.query('SELECT 1 FROM lecture WHERE id = $1 FOR UPDATE', [second.id]);
+    // `second`'s auto-enroll takes its ticket and waits on the lecture's row lock ...
+    await ctx.whileLectureLocked(second.id, async () => {
       await admitAll(second.id);
       await eventually(async () => (await ctx.redis.zcard(lectureKeys(second.id).inflight)) === 1, 5000); // prettier-ignore
       await eventually(async () => (await ctx.lockWaiters()) > 0, 5000);
@@ -78,10 +72,7 @@ describe('Auto-enroll clearance: no ticket an enroll would refuse', () => {
       expect(await statusOf(first.id, 'racer')).toMatchObject({ status: 'WAITING', position: 1 });
       expect(await statusOf(first.id, 'behind')).toMatchObject({ status: 'WAITING', position: 2 });
       expect(await admitted(first.id)).toBe(0);
-    } finally {
-      await locker.query('COMMIT');
-      await locker.end();
-    }
+    });
     await eventually(async () => (await statusOf(second.id, 'racer')).status === 'ENROLLED', 5000);
     // The seat committed: at the limit now, the place goes without a ticket; `behind` is next.
     await eventually(async () => {

@@ -140,6 +140,23 @@ export class TestContext {
     return (await this.pg.query(text, params)).rows as T[];
   }
 
+  /**
+   * Runs `meanwhile` while a session of its own holds the lecture's row lock: every seat
+   * transaction of the lecture waits on it until `meanwhile` is over.
+   */
+  async whileLectureLocked<T>(lectureId: number, meanwhile: () => Promise<T>): Promise<T> {
+    const locker = new Client({ connectionString: databaseUrl(this.dbName) });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM lecture WHERE id = $1 FOR UPDATE', [lectureId]);
+      return await meanwhile();
+    } finally {
+      await locker.query('COMMIT').catch(() => undefined);
+      await locker.end();
+    }
+  }
+
   /** Sessions of this test's database now waiting on a lock (a held row lock blocking them). */
   async lockWaiters(): Promise<number> {
     const rows = await this.sql(
