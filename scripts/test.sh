@@ -32,7 +32,11 @@ fi
 # file's time is spent waiting on timers, servers and browsers, not on a core.
 workers=${TEST_WORKERS:-2}
 # Jest force-exits a worker that a leaked socket or timer keeps alive and only warns: here that
-# fails the run, as a hung run in band would have.
+# fails the run, as a hung run in band would have. Jest waits 3 s for a worker to exit
+# (workerGracefulExitTimeout in package.json), not its default 0.5 s: after a run of e2e files a
+# worker holding no timer, socket or request (probed every 100 ms) still took longer than 0.5 s
+# to exit on some machines (2026-12-07, on d0b166a too); a leak that outlives its file by 3 s
+# still fails the run.
 jest_run() {
   local log status=0
   log=$(mktemp)
