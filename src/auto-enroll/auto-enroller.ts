@@ -6,6 +6,7 @@ import { isInfraError } from '../common/infra-errors';
 import { EnrollService } from '../enroll/enroll.service';
 import { LectureFacts } from '../lectures/lecture-facts';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
+import { SeatWatch } from '../lectures/seat-watch';
 import { AdmissionChannel } from '../news/admission-channel';
 import { NotificationsService } from '../notifications/notifications.service';
 import type { NewNotification } from '../notifications/notification.types';
@@ -57,6 +58,7 @@ export class AutoEnroller implements OnApplicationBootstrap {
     private readonly line: LineStore,
     private readonly room: AutoEnrollRoom,
     private readonly clearance: Clearance,
+    private readonly seatWatch: SeatWatch,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -67,14 +69,16 @@ export class AutoEnroller implements OnApplicationBootstrap {
     this.enrollments.onEnrolled((lecture, studentId) => void this.enrolled(lecture, studentId));
     // AUTO_ENROLL_CLEARANCE: no ticket for an enroll the timetable would refuse (clearance.ts);
     // a place its held seats refuse is given up as a refused enroll's is, without the ticket.
-    if (this.config.autoEnrollClearance)
-      this.admission.clearWith({
-        clear: (lectureId, students) =>
-          this.clearance.clear(lectureId, students, (studentId, refusal) =>
-            this.giveUp(lectureId, studentId, refusal),
-          ),
-        unused: async (lectureId, students) => this.kick(await this.clearance.release(lectureId, students, 'unused')), // prettier-ignore
-      });
+    if (!this.config.autoEnrollClearance) return;
+    // Seats changed by any other hand: the mirror the clearance keeps of them goes.
+    this.seatWatch.listen((lecture, students) => this.clearance.forget(lecture.term, lecture.id, students)); // prettier-ignore
+    this.admission.clearWith({
+      clear: (lectureId, students) =>
+        this.clearance.clear(lectureId, students, (studentId, refusal) =>
+          this.giveUp(lectureId, studentId, refusal),
+        ),
+      unused: async (lectureId, students) => this.kick(await this.clearance.release(lectureId, students, 'unused')), // prettier-ignore
+    });
   }
 
   /** Lectures whose head waited on a claim that went: admitted again, wherever they are followed. */
@@ -82,10 +86,13 @@ export class AutoEnroller implements OnApplicationBootstrap {
     for (const id of lectureIds) void this.channel.slotFreed(id).catch(() => undefined);
   }
 
-  /** The student's claim on the lecture goes: their enroll there is over (clearance.ts). */
-  private async release(lectureId: number, studentId: string): Promise<void> {
+  /**
+   * The student's claim on the lecture goes: their enroll there is over (clearance.ts),
+   * `committed` a seat.
+   */
+  private async release(lectureId: number, studentId: string, committed: boolean): Promise<void> {
     try {
-      this.kick(await this.clearance.release(lectureId, [studentId], 'release'));
+      this.kick(await this.clearance.release(lectureId, [studentId], 'release', committed));
     } catch (err) {
       // It expires in CLAIM_MS: until then it may hold the student's other places back.
       this.logger.warn(`claim of ${studentId} in lecture ${lectureId}: ${(err as Error).message}`);
@@ -212,6 +219,7 @@ export class AutoEnroller implements OnApplicationBootstrap {
     this.running.add(key);
     // whether this enroll ends the life of the student's claim on the lecture (clearance.ts)
     let claimed = true;
+    let committed = false;
     try {
       for (let tries = 1; ; tries++) {
         if (tries > 1) {
@@ -233,6 +241,7 @@ export class AutoEnroller implements OnApplicationBootstrap {
             // fault's retries, the ticket back with the student meanwhile, are not counted.
             tried();
           }
+          committed = true;
           const lecture = await this.facts.get(lectureId);
           await this.store.done(lectureId, lecture.term, studentId);
           return;
@@ -256,7 +265,7 @@ export class AutoEnroller implements OnApplicationBootstrap {
     } finally {
       this.running.delete(key);
       tried(); // a return before the first try (the settings went meanwhile)
-      if (claimed && this.config.autoEnrollClearance) await this.release(lectureId, studentId);
+      if (claimed && this.config.autoEnrollClearance) await this.release(lectureId, studentId, committed); // prettier-ignore
     }
   }
 

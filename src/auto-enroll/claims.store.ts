@@ -11,11 +11,38 @@ import { InjectRedis } from '../redis/redis.token';
  */
 export const CLAIM_MS = 10_000;
 
-/** A student's claims in a term, as read: the version to claim against, the lectures claimed. */
+/** A seat a student holds, as the mirror has it (claims-1.lua). */
+export interface HeldSeat {
+  lectureId: number;
+  credits: number;
+  /** false: a secondary section, taken with its primary */
+  primary: boolean;
+}
+
+/** The mirror of a student's seats in a term, as PostgreSQL last told it (and claims since). */
+export interface Mirror {
+  /** their credit limit, capped by the window in force */
+  maxCredits: number;
+  /** when that may no longer hold (a window's boundary): ms since the epoch */
+  until: number;
+  held: HeldSeat[];
+}
+
+/**
+ * A student's claims in a term, as read: the version to claim against, the lectures claimed,
+ * and the mirror of their seats (null: not loaded, or no longer valid).
+ */
 export interface Claims {
   version: number;
   lectureIds: number[];
+  mirror: Mirror | null;
 }
+
+/** A held seat as claims-1.lua keeps it (and the clearance reads it): 'id:credits:primary'. */
+export const seatOf = (cell: string): HeldSeat => {
+  const [id, credits, primary] = cell.split(':').map(Number);
+  return { lectureId: id, credits, primary: primary === 1 };
+};
 
 /**
  * The tickets an auto-enrolling student has out, in their own Redis slot (claims-1.lua), so that
@@ -26,8 +53,32 @@ export class ClaimStore {
   constructor(@InjectRedis() private readonly redis: RedisClient) {}
 
   async read(studentId: string, term: string): Promise<Claims> {
-    const [version, ...ids] = (await this.redis.claims(studentClaimsKey(studentId, term), 'read')) as (number | string)[]; // prettier-ignore
-    return { version: Number(version), lectureIds: ids.map(Number) };
+    const [version, mirror, ids, held] = (await this.redis.claims(studentClaimsKey(studentId, term), 'read')) as [number, string, string[], string[]]; // prettier-ignore
+    const [maxCredits, until] = mirror.split(':').map(Number);
+    return {
+      version: Number(version),
+      lectureIds: ids.map(Number),
+      // trusted only while it may still hold (a second early: the clocks of Redis, PostgreSQL and
+      // this instance differ)
+      mirror: mirror && until - 1000 > Date.now() ? { maxCredits, until, held: held.map(seatOf) } : null, // prettier-ignore
+    };
+  }
+
+  /**
+   * Replaces the mirror with what PostgreSQL told of the student's seats, if their claims are
+   * still `version` (read before PostgreSQL was): false, it changed meanwhile (not loaded).
+   */
+  async load(studentId: string, term: string, version: number, mirror: Mirror): Promise<boolean> {
+    const seats = mirror.held.map((h) => `${h.lectureId}:${h.credits}:${h.primary ? 1 : 0}`);
+    return (await this.redis.claims(studentClaimsKey(studentId, term), 'load', version, `${mirror.maxCredits}:${mirror.until}`, ...seats)) === 1; // prettier-ignore
+  }
+
+  /**
+   * The student's seats in the lecture changed: the mirror goes, unless the lecture is claimed
+   * (its enroll's release keeps the seat; a claim that expires takes the mirror with it).
+   */
+  async forget(studentId: string, term: string, lectureId: number): Promise<void> {
+    await this.redis.claims(studentClaimsKey(studentId, term), 'forget', lectureId);
   }
 
   /** Claims the lecture for the student if their claims are still `version`; false: read again. */
@@ -54,17 +105,19 @@ export class ClaimStore {
   }
 
   /**
-   * `release`: the claim goes (its enroll is over); `unused`: one clearing of it was not granted,
-   * and the claim goes with the last. Answers the lectures it held back, when it went.
+   * `release`: the claim goes (its enroll is over; `committed`: the credits of the seat it
+   * committed, kept in the mirror); `unused`: one clearing of it was not granted, and the claim
+   * goes with the last. Answers the lectures it held back, when it went.
    */
   async release(
     studentId: string,
     term: string,
     lectureId: number,
     how: 'release' | 'unused',
+    committed?: number,
   ): Promise<number[]> {
     // prettier-ignore
-    const waiting = (await this.redis.claims(studentClaimsKey(studentId, term), how, lectureId)) as string[]; // prettier-ignore
+    const waiting = (await this.redis.claims(studentClaimsKey(studentId, term), how, lectureId, committed ?? '')) as string[]; // prettier-ignore
     return waiting.map(Number);
   }
 }

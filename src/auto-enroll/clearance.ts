@@ -10,12 +10,18 @@ import { windowNotOpen } from '../rules/window.rule';
 import { creditLimitSql } from '../terms/credit-limit';
 import { AutoEnrollStore } from './auto-enroll.store';
 import type { LastRefusal } from './auto-enroll.types';
-import { ClaimStore, Claims } from './claims.store';
+import { ClaimStore, Claims, Mirror, seatOf } from './claims.store';
+import { LectureTraits, Traits, meetTogether } from './lecture-traits';
 
 /** Judgments per clearing (a claim that changed meanwhile is judged again). */
 const TRIES = 3;
 /** Notes of a waiting head per clearing, each after a judgment its claims' change made stale. */
 const BLOCKS = 10;
+/**
+ * How long a mirror of a student's seats PostgreSQL told is trusted at most (less when a window
+ * opens or closes sooner): a credit limit changed meanwhile (a records import) is seen after it.
+ */
+const MIRROR_MS = 60_000;
 
 /** What a student at the head of a lecture's queue gets now. */
 type Verdict =
@@ -27,6 +33,7 @@ type Verdict =
   | { kind: 'refuse'; refusal: LastRefusal };
 
 const CLEAR: Verdict = { kind: 'clear' };
+const WAIT: Verdict = { kind: 'wait' };
 
 /** The window in force now for the student of `st` (its name and cap), as the rules read it. */
 const windowNow = windowNotOpen.looks({ studentTerm: 'st', windows: 'tw', at: 'now()' } as SeatScope).window_now; // prettier-ignore
@@ -61,6 +68,10 @@ interface Row extends Record<string, unknown> {
   clashes: number[] | null;
   claimed_credits: number;
   in_the_way: number[] | null;
+  /** the seats held in the term, 'id:credits:primary' (the mirror's) */
+  held: string[] | null;
+  /** until when max_credits holds: ms since the epoch */
+  until: string;
 }
 
 /**
@@ -86,6 +97,7 @@ export class Clearance implements OnModuleDestroy {
    * short read, and clearings of one lecture never overlap on an instance.
    */
   private readonly pool: Pool;
+  private readonly traits: LectureTraits;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -98,6 +110,7 @@ export class Clearance implements OnModuleDestroy {
     this.pool = new Pool({ connectionString: config.databaseUrl, max: 2, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 3000, allowExitOnIdle: true }); // prettier-ignore
     // A connection lost while idle is dropped by the pool; the next judgment opens another.
     this.pool.on('error', () => undefined);
+    this.traits = new LectureTraits(this.pool, facts);
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -144,7 +157,7 @@ export class Clearance implements OnModuleDestroy {
       if (tries >= TRIES + blocks) break;
       tries += 1;
       const read = await Promise.all(toJudge.map((s) => this.claims.read(s, term)));
-      const verdicts = await this.judge(lectureId, toJudge, read);
+      const verdicts = await this.judge(lectureId, term, toJudge, read);
       const claiming: number[] = [];
       for (const [i, studentId] of toJudge.entries()) {
         const verdict = verdicts.get(studentId) ?? CLEAR;
@@ -174,31 +187,71 @@ export class Clearance implements OnModuleDestroy {
   }
 
   /**
-   * The students' claims on the lecture go: their enrolls there are over (`release`), or the
-   * admission call that cleared them did not grant them (`unused`: a claim another call's
-   * clearing holds stays). Answers the lectures whose heads waited on them, to admit again.
+   * The students' claims on the lecture go: their enrolls there are over (`release`; `committed`:
+   * with a seat, which the mirror of their seats keeps), or the admission call that cleared them
+   * did not grant them (`unused`: a claim another call's clearing holds stays). Answers the
+   * lectures whose heads waited on them, to admit again.
    */
   async release(
     lectureId: number,
     students: string[],
     how: 'release' | 'unused',
+    committed = false,
   ): Promise<number[]> {
-    // prettier-ignore
     const { term } = await this.facts.get(lectureId);
-    const waiting = await Promise.all(students.map((s) => this.claims.release(s, term, lectureId, how))); // prettier-ignore
+    const credits = committed ? (await this.traits.of([lectureId])).get(lectureId)?.credits : undefined; // prettier-ignore
+    const waiting = await Promise.all(students.map((s) => this.claims.release(s, term, lectureId, how, credits))); // prettier-ignore
+    // a seat the mirror cannot place (its lecture's traits unknown): the mirror goes
+    if (committed && credits === undefined) await this.forget(term, lectureId, students);
     return [...new Set(waiting.flat())];
   }
 
   /**
-   * Each student's verdict on the lecture, in one statement for them all: what they hold in its
-   * term (committed) and what they claim besides (not yet committed: a claim whose seat committed
-   * is counted once, as held).
+   * The students' seats in the lecture changed (committed), other than by an enroll of a claim
+   * (whose release keeps the seat): the mirrors of their seats go, read again from PostgreSQL.
+   */
+  async forget(term: string, lectureId: number, students: string[]): Promise<void> {
+    await Promise.all(students.map((s) => this.claims.forget(s, term, lectureId)));
+  }
+
+  /**
+   * Each student's verdict on the lecture: clear where the mirror of their seats (kept in their
+   * slot beside the claims) shows room for it besides their claims; else PostgreSQL's, whose
+   * word on their seats becomes the mirror.
    */
   private async judge(
     lectureId: number,
+    term: string,
     students: string[],
     read: Claims[],
   ): Promise<Map<string, Verdict>> {
+    const seen = read.flatMap((c) => [...c.lectureIds, ...(c.mirror?.held.map((h) => h.lectureId) ?? [])]); // prettier-ignore
+    const traits = await this.traits.of([lectureId, ...seen]);
+    const lecture = traits.get(lectureId);
+    const shown = students.map((_, i) => (lecture ? mirrorVerdict(lecture, read[i], traits) : null)); // prettier-ignore
+    const verdicts = new Map<string, Verdict>();
+    shown.forEach((v, i) => v && verdicts.set(students[i], v));
+    const asked = students.filter((_, i) => !shown[i]);
+    if (asked.length === 0) return verdicts;
+    const rows = await this.ask(
+      lectureId,
+      asked,
+      read.filter((_, i) => !shown[i]),
+    );
+    // PostgreSQL's word is the mirror now, unless their claims or seats changed since the read
+    // (before any claim made with that read: a claim moves the version).
+    const versionOf = new Map(students.map((s, i) => [s, read[i].version]));
+    await Promise.all(rows.map((r) => this.claims.load(r.student_id, term, versionOf.get(r.student_id)!, mirrorOf(r)))); // prettier-ignore
+    for (const r of rows) verdicts.set(r.student_id, verdictOf(r, lectureId));
+    return verdicts;
+  }
+
+  /**
+   * The students' rows, in one statement for them all: what they hold in the lecture's term
+   * (committed) and what they claim besides (not yet committed: a claim whose seat committed is
+   * counted once, as held).
+   */
+  private async ask(lectureId: number, students: string[], read: Claims[]): Promise<Row[]> {
     // prettier-ignore
     const claimOf = read.flatMap((c, i) => c.lectureIds.map((id) => [students[i], id] as const));
     const { rows } = await this.pool.query<Row>(
@@ -207,8 +260,9 @@ export class Clearance implements OnModuleDestroy {
        SELECT p.student_id, l.credits,
               -- capped by the window in force now, as the seat statement caps it (src/rules/)
               least(${creditLimitSql('p.student_id', 'l.term', this.config.maxCredits)},
-                    ((SELECT ${windowNow} FROM student_term st
-                       WHERE st.student_id = p.student_id AND st.term = l.term)->>'cap')::int) AS max_credits,
+                    -- (a student without a row yet is judged as the row their seat statement makes)
+                    ((SELECT ${windowNow} FROM (SELECT 1) one LEFT JOIN student_term st
+                       ON st.student_id = p.student_id AND st.term = l.term)->>'cap')::int) AS max_credits,
               (SELECT coalesce(sum(e.credits), 0)::int FROM enrollment e
                 WHERE e.student_id = p.student_id AND e.term = l.term) AS held_credits,
               (SELECT array_agg(e.lecture_id ORDER BY e.lecture_id) FROM enrollment e
@@ -220,7 +274,13 @@ export class Clearance implements OnModuleDestroy {
                  JOIN enrollment_slot s ON s.student_term_id = st.id AND s.slot && m.slot
                   AND s.dates && m.dates AND s.lecture_id <> l.id
                 WHERE st.student_id = p.student_id AND st.term = l.term) AS clashes,
-              c.claimed_credits, c.in_the_way
+              c.claimed_credits, c.in_the_way,
+              (SELECT array_agg(e.lecture_id || ':' || coalesce(e.credits, 0) || ':' || (e.primary_id IS NULL)::int)
+                 FROM enrollment e WHERE e.student_id = p.student_id AND e.term = l.term) AS held,
+              -- the window in force (and so the cap) may change at the next boundary
+              (extract(epoch FROM least(now() + $5 * interval '1 millisecond',
+                 (SELECT min(b) FROM tw CROSS JOIN LATERAL (VALUES (tw.opens_at), (tw.closes_at)) v (b)
+                   WHERE b > now()))) * 1000)::bigint AS until
          FROM unnest($1::varchar[]) AS p (student_id)
          JOIN lecture l ON l.id = $2
          CROSS JOIN LATERAL (
@@ -233,10 +293,44 @@ export class Clearance implements OnModuleDestroy {
             WHERE cl.student_id = p.student_id AND o.term = l.term AND o.id <> l.id
               AND NOT EXISTS (SELECT 1 FROM enrollment e WHERE e.student_id = cl.student_id AND e.lecture_id = o.id)) c
         WHERE NOT EXISTS (SELECT 1 FROM enrollment e WHERE e.student_id = p.student_id AND e.lecture_id = l.id)`,
-      [students, lectureId, claimOf.map(([s]) => s), claimOf.map(([, id]) => id)],
+      [students, lectureId, claimOf.map(([s]) => s), claimOf.map(([, id]) => id), MIRROR_MS],
     );
-    return new Map(rows.map((r) => [r.student_id, verdictOf(r, lectureId)]));
+    return rows;
   }
+}
+
+/**
+ * The verdict the mirror of the student's seats gives with their claims, where it is certain:
+ * clear (no seat or claim of the lecture's course or meeting at once, credits left), or wait
+ * (the seats leave room, the claims may not). A refusal gives the place up, so it is PostgreSQL's
+ * to say (null), as is all without a mirror or with a lecture whose traits are not known.
+ */
+function mirrorVerdict(
+  lecture: Traits,
+  { mirror, lectureIds }: Claims,
+  traits: Map<number, Traits>,
+): Verdict | null {
+  if (!mirror || mirror.held.some((h) => h.lectureId === lecture.id)) return null;
+  const heldIds = new Set(mirror.held.map((h) => h.lectureId));
+  const claimed = lectureIds.filter((id) => id !== lecture.id && !heldIds.has(id));
+  if ([...heldIds, ...claimed].some((id) => !traits.has(id))) return null;
+  const of = (ids: number[]) => ids.map((id) => traits.get(id)!);
+  const inTheWay = (o: Traits, primary = true) =>
+    meetTogether(lecture, o) || (primary && lecture.courseCode !== null && o.courseCode === lecture.courseCode); // prettier-ignore
+  const heldCredits = sum(mirror.held.map((h) => h.credits)) + lecture.credits;
+  if (mirror.held.some((h) => inTheWay(traits.get(h.lectureId)!, h.primary))) return null;
+  if (heldCredits > mirror.maxCredits) return null;
+  const claimedCredits = sum(of(claimed).map((o) => o.credits));
+  if (of(claimed).some((o) => inTheWay(o)) || heldCredits + claimedCredits > mirror.maxCredits) return WAIT; // prettier-ignore
+  return CLEAR;
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** The mirror of a student's seats, from their row. */
+function mirrorOf(row: Row): Mirror {
+  const held = (row.held ?? []).map(seatOf);
+  return { maxCredits: Number(row.max_credits), until: Number(row.until), held };
 }
 
 /** A student's verdict from their row, in the term rules' order and words (src/rules/). */

@@ -5,6 +5,7 @@ import { Hold, Holds } from '../holds/holds.service';
 import { OutcomeUnknown } from '../holds/outcome-unknown';
 import { LectureFacts } from '../lectures/lecture-facts';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
+import { SeatWatch } from '../lectures/seat-watch';
 import { MetricsService } from '../metrics/metrics.service';
 import { AdmissionChannel } from '../news/admission-channel';
 import { NotificationsService } from '../notifications/notifications.service';
@@ -60,6 +61,7 @@ export class EnrollService {
     private readonly channel: AdmissionChannel,
     private readonly metrics: MetricsService,
     private readonly notifications: NotificationsService,
+    private readonly seatWatch: SeatWatch,
   ) {}
 
   /**
@@ -309,6 +311,7 @@ export class EnrollService {
       case 'EXCHANGED':
         // The primary's package seats changed: its facts go first, so admission counts them.
         await this.facts.recordSections([outcome.lecture, ...outcome.written], '', []);
+        await this.seatWatch.changed(outcome.lecture, [studentId]); // its meetings changed
         void this.channel.studentsChanged(lectureId, [studentId]);
         void this.holds.slotFreed(lectureId); // a section's seat given back may seat a package
         return { lectureId, sections: outcome.sections, seatsLeft: outcome.lecture.seatsLeft };

@@ -6,6 +6,7 @@ import { lectures } from '../rules/term-rule';
 import { LectureFacts } from './lecture-facts';
 import { LectureFactsStore, SeatChange } from './lecture-facts.store';
 import { LectureSnapshots } from './lecture.snapshots';
+import { SeatWatch } from './seat-watch';
 
 /** How long an instance trusts its own copy of a lecture's facts before asking Redis again. */
 const CACHE_MS = 500;
@@ -36,6 +37,7 @@ export class LectureFactsService {
     private readonly store: LectureFactsStore,
     private readonly snapshots: LectureSnapshots,
     private readonly line: LineStore,
+    private readonly seatWatch: SeatWatch,
   ) {}
 
   /** The facts this instance holds already, or undefined: never a read, never cached by it. */
@@ -101,6 +103,7 @@ export class LectureFactsService {
   /** Records a committed seat change (enroll, cancel, recovery). Throws when Redis fails. */
   async recordSeats(facts: LectureFacts, change: SeatChange, students: string[]): Promise<void> {
     await this.store.record(facts, change, students);
+    if (change !== '') await this.seatWatch.changed(facts, students);
     // The committed row is the newest word unless a newer one is cached: keeping it (rather than
     // forgetting the lecture) spares every join of a stampede an HGETALL after each enroll.
     const hit = this.cache.get(facts.id);

@@ -5,6 +5,7 @@ import { LectureFactsService } from './lecture-facts.service';
 import { LectureFactsStore } from './lecture-facts.store';
 import { LectureSnapshots } from './lecture.snapshots';
 import { OrderFence } from './order-fence';
+import { SeatWatch } from './seat-watch';
 import { LecturesController } from './lectures.controller';
 import { LecturesService } from './lectures.service';
 
@@ -18,7 +19,15 @@ import { LecturesService } from './lectures.service';
     LectureSnapshots,
     LectureEvents,
     OrderFence,
+    SeatWatch,
   ],
-  exports: [LecturesService, LectureFactsService, LectureSnapshots, LectureEvents, OrderFence],
+  exports: [
+    LecturesService,
+    LectureFactsService,
+    LectureSnapshots,
+    LectureEvents,
+    OrderFence,
+    SeatWatch,
+  ],
 })
 export class LecturesModule {}

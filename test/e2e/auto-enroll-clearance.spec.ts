@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { lectureKeys } from '../../src/redis/keys';
+import { lectureKeys, studentClaimsKey } from '../../src/redis/keys';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { CLAIM_MS, ClaimStore } from '../../src/auto-enroll/claims.store';
 import { createLecture, eventually, queueStatus } from '../helpers/api';
@@ -105,6 +105,34 @@ describe('Auto-enroll clearance: no ticket an enroll would refuse', () => {
     }, 5000);
     expect((await statusOf(second.id, 'capped')).lastRefusal).toMatchObject({ code: 'CREDIT_LIMIT', message: expect.stringMatching(/limit of 3/) }); // prettier-ignore
     expect(await admitted(second.id)).toBe(0);
+    // A student with no seat in the term yet (no row of theirs) is capped all the same.
+    const four = await createLecture(a.url, { capacity: 5, term, credits: 4 });
+    expect((await autoJoin(four.id, 'fresh')).status).toBe(201);
+    await admitAll(four.id);
+    expect(await statusOf(four.id, 'fresh')).toMatchObject({ status: 'NOT_QUEUED', lastRefusal: { code: 'CREDIT_LIMIT' } }); // prettier-ignore
+    expect(await admitted(four.id)).toBe(0);
+  });
+
+  it('a seat the student takes by hand is counted at once: the mirror of their seats goes with it', async () => {
+    const term = newTerm();
+    await setLimit(term, 6);
+    const [x, byHand, third] = await Promise.all(
+      [5, 5, 5].map(() => createLecture(a.url, { capacity: 5, term, credits: 3 })),
+    );
+    // An auto-enroll: its clearing reads PostgreSQL, and the seat joins the mirror kept of them.
+    expect((await autoJoin(x.id, 'hand')).status).toBe(201);
+    await admitAll(x.id);
+    await eventually(async () => (await statusOf(x.id, 'hand')).status === 'ENROLLED', 5000);
+    await eventually(async () => (await ctx.redis.hget(studentClaimsKey('hand', term), `h:${x.id}`)) === '3:1', 5000); // prettier-ignore
+    // A seat by hand on the other instance, at the limit now ...
+    expect((await autoJoin(byHand.id, 'hand', {})).status).toBe(201);
+    await admitAll(byHand.id, b);
+    await request(b.url).post(`/lectures/${byHand.id}/enroll`).set(studentHeaders('hand')).send({}).expect(201); // prettier-ignore
+    // ... so the next place goes without a ticket: the mirror did not show room it no longer has.
+    expect((await autoJoin(third.id, 'hand')).status).toBe(201);
+    await admitAll(third.id);
+    expect(await statusOf(third.id, 'hand')).toMatchObject({ status: 'NOT_QUEUED', lastRefusal: { code: 'CREDIT_LIMIT' } }); // prettier-ignore
+    expect(await admitted(third.id)).toBe(0);
   });
 
   it("a claim left by an instance that died holds the student's other places back only until it expires", async () => {

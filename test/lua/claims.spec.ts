@@ -3,14 +3,23 @@ import { LuaHarness } from '../helpers/lua-harness';
 
 /**
  * claims-1.lua: a student's claims in a term (src/auto-enroll/clearance.ts) — compare-and-set on
- * a version, the clearings that hold a claim counted, expiry, and the lectures waiting on them.
+ * a version, the clearings that hold a claim counted, expiry, the lectures waiting on them — and
+ * the mirror of their seats kept beside them.
  */
 describe('claims-1.lua (a student’s tickets out)', () => {
   let h: LuaHarness;
   let n = 0;
   let key: string;
   const call = (...args: (string | number)[]) => h.redis.claims(key, ...args);
-  const read = async () => (await call('read')) as (number | string)[];
+  /** version, then the lecture ids claimed (the mirror left out: see the last tests) */
+  const read = async () => {
+    const [version, , ids] = (await call('read')) as [number, string, string[]];
+    return [version, ...ids];
+  };
+  const mirror = async () => {
+    const [, m, , held] = (await call('read')) as [number, string, string[], string[]];
+    return { m, held: held.sort() };
+  };
 
   beforeAll(async () => (h = await LuaHarness.create()));
   afterAll(() => h.close());
@@ -51,5 +60,43 @@ describe('claims-1.lua (a student’s tickets out)', () => {
     await new Promise((r) => setTimeout(r, 80));
     expect(await read()).toEqual([2]);
     expect(await call('block', 1, 9)).toBe(0);
+  });
+
+  it('a mirror loads only against the version read, and a claim or a forget since refuses it', async () => {
+    expect(await call('load', 0, '6:9999999999999', '3:3:1', '4:0:0')).toBe(1);
+    expect(await mirror()).toEqual({ m: '6:9999999999999', held: ['3:3:1', '4:0:0'] });
+    expect(await call('load', 0, '9:9999999999999')).toBe(1); // replaced whole
+    expect(await mirror()).toEqual({ m: '9:9999999999999', held: [] });
+    expect(await call('claim', 0, 7, 10_000)).toBe(1);
+    expect(await call('load', 0, '6:9999999999999', '3:3:1')).toBe(0);
+    await call('forget', 8);
+    expect(await mirror()).toEqual({ m: '', held: [] });
+    expect(await call('load', 1, '6:9999999999999')).toBe(0); // read before the forget
+    expect(await call('load', 2, '6:9999999999999')).toBe(1);
+  });
+
+  it("a claim's enroll that committed keeps its seat in the mirror; a forget of its own lecture leaves it", async () => {
+    await call('load', 0, '6:9999999999999', '3:3:1');
+    expect(await call('claim', 0, 7, 10_000)).toBe(1);
+    await call('forget', 7); // the seat statement's own news of the claim's seat
+    expect(await mirror()).toEqual({ m: '6:9999999999999', held: ['3:3:1'] });
+    await call('release', 7, 4);
+    expect(await mirror()).toEqual({ m: '6:9999999999999', held: ['3:3:1', '7:4:1'] });
+    // a commit whose claim was gone already cannot be placed: the mirror goes
+    await call('release', 9, 3);
+    expect(await mirror()).toEqual({ m: '', held: [] });
+  });
+
+  it('a forget moves the version even with nothing kept, so a load read before it is refused', async () => {
+    await call('forget', 7);
+    expect(await call('load', 0, '6:9999999999999')).toBe(0);
+    expect(await read()).toEqual([1]);
+  });
+
+  it('an expired claim takes the mirror with it: its seat may have committed by another hand', async () => {
+    await call('load', 0, '6:9999999999999', '3:3:1');
+    expect(await call('claim', 0, 7, 50)).toBe(1);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(await mirror()).toEqual({ m: '', held: [] });
   });
 });
