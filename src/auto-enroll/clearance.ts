@@ -2,6 +2,7 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Pool } from 'pg';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
+import { MetricsService } from '../metrics/metrics.service';
 import { creditLimit } from '../rules/credit-limit.rule';
 import type { SeatScope } from '../rules/term-rule';
 import { sameCourse } from '../rules/same-course.rule';
@@ -104,6 +105,7 @@ export class Clearance implements OnModuleDestroy {
     private readonly facts: LectureFactsService,
     private readonly store: AutoEnrollStore,
     private readonly claims: ClaimStore,
+    private readonly metrics: MetricsService,
   ) {
     // Fails fast when PostgreSQL is unreachable, as the service's own pool does (data-source.ts).
     // An idle connection never keeps the process up (allowExitOnIdle): ended with the module.
@@ -230,7 +232,11 @@ export class Clearance implements OnModuleDestroy {
     const lecture = traits.get(lectureId);
     const shown = students.map((_, i) => (lecture ? mirrorVerdict(lecture, read[i], traits) : null)); // prettier-ignore
     const verdicts = new Map<string, Verdict>();
-    shown.forEach((v, i) => v && verdicts.set(students[i], v));
+    for (const [i, v] of shown.entries()) {
+      if (!v) continue;
+      verdicts.set(students[i], v);
+      this.metrics.clearanceVerdict(v.kind, 'mirror');
+    }
     const asked = students.filter((_, i) => !shown[i]);
     if (asked.length === 0) return verdicts;
     const rows = await this.ask(
@@ -242,7 +248,11 @@ export class Clearance implements OnModuleDestroy {
     // (before any claim made with that read: a claim moves the version).
     const versionOf = new Map(students.map((s, i) => [s, read[i].version]));
     await Promise.all(rows.map((r) => this.claims.load(r.student_id, term, versionOf.get(r.student_id)!, mirrorOf(r)))); // prettier-ignore
-    for (const r of rows) verdicts.set(r.student_id, verdictOf(r, lectureId));
+    for (const r of rows) {
+      const v = verdictOf(r, lectureId);
+      verdicts.set(r.student_id, v);
+      this.metrics.clearanceVerdict(v.kind, 'postgres');
+    }
     return verdicts;
   }
 

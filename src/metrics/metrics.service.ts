@@ -82,6 +82,13 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly clearances = new Counter({
+    name: 'enroll_clearance_verdicts_total',
+    help: 'Auto-enrolling students judged before a ticket (AUTO_ENROLL_CLEARANCE) by verdict (clear, wait, refuse) and by what judged (mirror: the copy of their seats in Redis; postgres)',
+    labelNames: ['verdict', 'by'] as const,
+    registers: [this.registry],
+  });
+
   /** One Redis read per scrape, shared by both per-lecture gauges (collected concurrently). */
   private queueScrape?: Promise<QueueFigures[]>;
 
@@ -147,6 +154,10 @@ export class MetricsService {
 
   autoTicketsInFlight(n: number): void {
     this.autoTickets.set(n);
+  }
+
+  clearanceVerdict(verdict: 'clear' | 'wait' | 'refuse', by: 'mirror' | 'postgres'): void {
+    this.clearances.inc({ verdict, by });
   }
 
   memoryReclaimed(seconds: number): void {
