@@ -14,7 +14,7 @@
                   'unused'), 'v' -> version (every new claim, every claim gone and every mirror
                   forgotten adds one), 'w:' .. lecture id -> a lecture whose head this student
                   blocks until a claim goes (its admission is run again then), 'm' ->
-                  '<credit limit>:<valid until ms>' (the mirror is loaded), 'h:' .. lecture id ->
+                  '<credit limit>:<valid until ms>:<stamp>' (the mirror is loaded), 'h:' .. lecture id ->
                   '<credits>:<1 primary | 0 secondary section>' (a seat held, as last loaded or
                   committed by a claim's enroll)
 

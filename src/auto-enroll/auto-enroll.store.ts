@@ -16,7 +16,14 @@ const STUDENT_AUTO_TTL_MS = 14 * 24 * 3600_000;
  */
 @Injectable()
 export class AutoEnrollStore {
+  private readonly noted: ((term: string, studentId: string) => void)[] = [];
+
   constructor(@InjectRedis() private readonly redis: RedisClient) {}
+
+  /** Hears of every auto-enrolling place noted (a join that auto-enrolls), once noted. */
+  onPlaceNoted(listener: (term: string, studentId: string) => void): void {
+    this.noted.push(listener);
+  }
 
   /**
    * Notes the lecture among the student's auto-enrolling places of the term, before the join
@@ -27,6 +34,7 @@ export class AutoEnrollStore {
   async notePlace(lectureId: number, term: string, studentId: string): Promise<void> {
     const mine = studentAutoKey(studentId, term);
     await Promise.all([this.redis.sadd(mine, lectureId), this.redis.pexpire(mine, STUDENT_AUTO_TTL_MS)]); // prettier-ignore
+    for (const listener of this.noted) listener(term, studentId);
   }
 
   /** The place is gone (the leave script took its settings): not one to judge at the limit. */

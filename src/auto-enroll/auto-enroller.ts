@@ -72,10 +72,13 @@ export class AutoEnroller implements OnApplicationBootstrap {
     if (!this.config.autoEnrollClearance) return;
     // Seats changed by any other hand: the mirror the clearance keeps of them goes.
     this.seatWatch.listen((lecture, students) => this.clearance.forget(lecture.term, lecture.id, students)); // prettier-ignore
+    // ... and is read ahead of the student's turn, when they take a place that auto-enrolls.
+    this.store.onPlaceNoted((term, studentId) => this.clearance.warm(studentId, term));
     this.admission.clearWith({
+      // (a refusal's mail and news aside: the admission waits only for the place to go)
       clear: (lectureId, students) =>
         this.clearance.clear(lectureId, students, (studentId, refusal) =>
-          this.giveUp(lectureId, studentId, refusal),
+          this.giveUp(lectureId, studentId, refusal, undefined, true),
         ),
       unused: async (lectureId, students) => this.kick(await this.clearance.release(lectureId, students, 'unused')), // prettier-ignore
     });
@@ -274,19 +277,36 @@ export class AutoEnroller implements OnApplicationBootstrap {
    * once NOT_QUEUED), then the place or the ticket given back, so the next student moves up,
    * and the mail recorded: once, by the one give-up that took the settings. A later give-up of
    * the same place (a refusal of an enroll that was in flight when the limit gave the place
-   * up, its ticket given back to the student since) leaves what is left of it.
+   * up, its ticket given back to the student since) leaves what is left of it. `aside`: the mail
+   * and the news are not waited for.
    */
   async giveUp(
     lectureId: number,
     studentId: string,
     refusal: LastRefusal,
     knownTitle?: string,
+    aside = false,
   ): Promise<void> {
     const lecture = await this.facts.get(lectureId);
     const took = await this.store.gaveUp(lectureId, lecture.term, studentId, refusal);
     if (took === null) return;
     await this.queue.leave(lectureId, studentId);
     if (took === 'again') return;
+    const told = this.tellGivenUp(lecture, studentId, refusal, knownTitle);
+    if (!aside) return told;
+    void told.catch((err: Error) => {
+      this.logger.warn(`giving up ${studentId}'s place in lecture ${lectureId}, the mail or news: ${err.message}`); // prettier-ignore
+    });
+  }
+
+  /** The mail and the news of a place given up. */
+  private async tellGivenUp(
+    lecture: LectureFacts,
+    studentId: string,
+    refusal: LastRefusal,
+    knownTitle?: string,
+  ): Promise<void> {
+    const lectureId = lecture.id;
     const title = knownTitle || (await this.titleOf(lectureId));
     await this.recordMails([
       {

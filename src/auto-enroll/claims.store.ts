@@ -25,12 +25,14 @@ export interface Mirror {
   maxCredits: number;
   /** when that may no longer hold (a window's boundary): ms since the epoch */
   until: number;
+  /** registration_changes' version it was read at: a limit, record or window changed since, it goes */
+  stamp: string;
   held: HeldSeat[];
 }
 
 /**
  * A student's claims in a term, as read: the version to claim against, the lectures claimed,
- * and the mirror of their seats (null: not loaded, or no longer valid).
+ * and the mirror of their seats (null: not loaded; see Clearance for whether it still holds).
  */
 export interface Claims {
   version: number;
@@ -54,13 +56,11 @@ export class ClaimStore {
 
   async read(studentId: string, term: string): Promise<Claims> {
     const [version, mirror, ids, held] = (await this.redis.claims(studentClaimsKey(studentId, term), 'read')) as [number, string, string[], string[]]; // prettier-ignore
-    const [maxCredits, until] = mirror.split(':').map(Number);
+    const [maxCredits, until, stamp] = mirror.split(':');
     return {
       version: Number(version),
       lectureIds: ids.map(Number),
-      // trusted only while it may still hold (a second early: the clocks of Redis, PostgreSQL and
-      // this instance differ)
-      mirror: mirror && until - 1000 > Date.now() ? { maxCredits, until, held: held.map(seatOf) } : null, // prettier-ignore
+      mirror: mirror ? { maxCredits: Number(maxCredits), until: Number(until), stamp, held: held.map(seatOf) } : null, // prettier-ignore
     };
   }
 
@@ -70,7 +70,7 @@ export class ClaimStore {
    */
   async load(studentId: string, term: string, version: number, mirror: Mirror): Promise<boolean> {
     const seats = mirror.held.map((h) => `${h.lectureId}:${h.credits}:${h.primary ? 1 : 0}`);
-    return (await this.redis.claims(studentClaimsKey(studentId, term), 'load', version, `${mirror.maxCredits}:${mirror.until}`, ...seats)) === 1; // prettier-ignore
+    return (await this.redis.claims(studentClaimsKey(studentId, term), 'load', version, `${mirror.maxCredits}:${mirror.until}:${mirror.stamp}`, ...seats)) === 1; // prettier-ignore
   }
 
   /**

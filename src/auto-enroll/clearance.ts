@@ -4,25 +4,20 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { creditLimit } from '../rules/credit-limit.rule';
-import type { SeatScope } from '../rules/term-rule';
 import { sameCourse } from '../rules/same-course.rule';
 import { timeConflict } from '../rules/time-conflict.rule';
-import { windowNotOpen } from '../rules/window.rule';
-import { creditLimitSql } from '../terms/credit-limit';
+import { RegistrationCache } from '../registration/registration-cache';
 import { AutoEnrollStore } from './auto-enroll.store';
 import type { LastRefusal } from './auto-enroll.types';
-import { ClaimStore, Claims, Mirror, seatOf } from './claims.store';
+import { ClaimStore, Claims } from './claims.store';
 import { LectureTraits, Traits, meetTogether } from './lecture-traits';
+import { MIRROR_MS, MirrorRow, heldSql, maxCreditsSql, mirrorOf, stampSql, termWindowsSql, untilSql } from './mirror.sql'; // prettier-ignore
+import { MirrorWarmer } from './mirror-warmer';
 
 /** Judgments per clearing (a claim that changed meanwhile is judged again). */
 const TRIES = 3;
 /** Notes of a waiting head per clearing, each after a judgment its claims' change made stale. */
 const BLOCKS = 10;
-/**
- * How long a mirror of a student's seats PostgreSQL told is trusted at most (less when a window
- * opens or closes sooner): a credit limit changed meanwhile (a records import) is seen after it.
- */
-const MIRROR_MS = 60_000;
 
 /** What a student at the head of a lecture's queue gets now. */
 type Verdict =
@@ -35,9 +30,6 @@ type Verdict =
 
 const CLEAR: Verdict = { kind: 'clear' };
 const WAIT: Verdict = { kind: 'wait' };
-
-/** The window in force now for the student of `st` (its name and cap), as the rules read it. */
-const windowNow = windowNotOpen.looks({ studentTerm: 'st', windows: 'tw', at: 'now()' } as SeatScope).window_now; // prettier-ignore
 
 /** Where a student of a clearing is: to judge, waiting, claimed (or clear unjudged), given up. */
 type State = 'pending' | 'wait' | 'claimed' | 'clear' | 'refused';
@@ -60,19 +52,13 @@ export interface Clearing {
   gaveUp: number;
 }
 
-interface Row extends Record<string, unknown> {
-  student_id: string;
+interface Row extends MirrorRow, Record<string, unknown> {
   credits: number;
-  max_credits: number;
   held_credits: number;
   same_course: number[] | null;
   clashes: number[] | null;
   claimed_credits: number;
   in_the_way: number[] | null;
-  /** the seats held in the term, 'id:credits:primary' (the mirror's) */
-  held: string[] | null;
-  /** until when max_credits holds: ms since the epoch */
-  until: string;
 }
 
 /**
@@ -99,6 +85,7 @@ export class Clearance implements OnModuleDestroy {
    */
   private readonly pool: Pool;
   private readonly traits: LectureTraits;
+  private readonly warmer: MirrorWarmer;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -106,6 +93,7 @@ export class Clearance implements OnModuleDestroy {
     private readonly store: AutoEnrollStore,
     private readonly claims: ClaimStore,
     private readonly metrics: MetricsService,
+    private readonly registration: RegistrationCache,
   ) {
     // Fails fast when PostgreSQL is unreachable, as the service's own pool does (data-source.ts).
     // An idle connection never keeps the process up (allowExitOnIdle): ended with the module.
@@ -113,10 +101,29 @@ export class Clearance implements OnModuleDestroy {
     // A connection lost while idle is dropped by the pool; the next judgment opens another.
     this.pool.on('error', () => undefined);
     this.traits = new LectureTraits(this.pool, facts);
+    this.warmer = new MirrorWarmer(this.pool, claims, config.maxCredits, (m) => this.holds(m));
   }
 
   async onModuleDestroy(): Promise<void> {
+    this.warmer.close();
     await this.pool.end();
+  }
+
+  /**
+   * The student took an auto-enrolling place in the term: the mirror of their seats is read now,
+   * ahead of their turn (MirrorWarmer), unless it holds already.
+   */
+  warm(studentId: string, term: string): void {
+    this.warmer.warm(studentId, term);
+  }
+
+  /**
+   * Whether a mirror still holds: before the boundary its limit was read for (a second early: the
+   * clocks of Redis, PostgreSQL and this instance differ), and no limit, record or window changed
+   * since (registration_changes' version as this instance last polled it, within 250 ms).
+   */
+  private holds(mirror: Claims['mirror']): boolean {
+    return !!mirror && mirror.until - 1000 > Date.now() && mirror.stamp === this.registration.changesVersion; // prettier-ignore
   }
 
   /**
@@ -161,6 +168,7 @@ export class Clearance implements OnModuleDestroy {
       const read = await Promise.all(toJudge.map((s) => this.claims.read(s, term)));
       const verdicts = await this.judge(lectureId, term, toJudge, read);
       const claiming: number[] = [];
+      const refusing: Promise<void>[] = [];
       for (const [i, studentId] of toJudge.entries()) {
         const verdict = verdicts.get(studentId) ?? CLEAR;
         versions.set(studentId, read[i].version);
@@ -170,11 +178,12 @@ export class Clearance implements OnModuleDestroy {
           break;
         }
         if (verdict.kind === 'refuse') {
-          await refuse(studentId, verdict.refusal);
+          refusing.push(refuse(studentId, verdict.refusal));
           state.set(studentId, 'refused');
           gaveUp += 1;
         } else claiming.push(i);
       }
+      await Promise.all(refusing);
       // A claim whose claims changed since the read stays pending: judged again.
       const claimed = await Promise.all(claiming.map((i) => this.claims.claim(toJudge[i], term, read[i].version, lectureId))); // prettier-ignore
       claiming.forEach((i, k) => claimed[k] && state.set(toJudge[i], 'claimed'));
@@ -230,7 +239,8 @@ export class Clearance implements OnModuleDestroy {
     const seen = read.flatMap((c) => [...c.lectureIds, ...(c.mirror?.held.map((h) => h.lectureId) ?? [])]); // prettier-ignore
     const traits = await this.traits.of([lectureId, ...seen]);
     const lecture = traits.get(lectureId);
-    const shown = students.map((_, i) => (lecture ? mirrorVerdict(lecture, read[i], traits) : null)); // prettier-ignore
+    const usable = (c: Claims) => (this.holds(c.mirror) ? c : { ...c, mirror: null });
+    const shown = students.map((_, i) => (lecture ? mirrorVerdict(lecture, usable(read[i]), traits) : null)); // prettier-ignore
     const verdicts = new Map<string, Verdict>();
     for (const [i, v] of shown.entries()) {
       if (!v) continue;
@@ -266,13 +276,9 @@ export class Clearance implements OnModuleDestroy {
     const claimOf = read.flatMap((c, i) => c.lectureIds.map((id) => [students[i], id] as const));
     const { rows } = await this.pool.query<Row>(
       `WITH claimed (student_id, id) AS (SELECT * FROM unnest($3::varchar[], $4::int[])),
-            tw AS MATERIALIZED (SELECT * FROM term_window WHERE term = (SELECT term FROM lecture WHERE id = $2))
+            ${termWindowsSql('(SELECT term FROM lecture WHERE id = $2)')}
        SELECT p.student_id, l.credits,
-              -- capped by the window in force now, as the seat statement caps it (src/rules/)
-              least(${creditLimitSql('p.student_id', 'l.term', this.config.maxCredits)},
-                    -- (a student without a row yet is judged as the row their seat statement makes)
-                    ((SELECT ${windowNow} FROM (SELECT 1) one LEFT JOIN student_term st
-                       ON st.student_id = p.student_id AND st.term = l.term)->>'cap')::int) AS max_credits,
+              ${maxCreditsSql('p.student_id', 'l.term', this.config.maxCredits)} AS max_credits,
               (SELECT coalesce(sum(e.credits), 0)::int FROM enrollment e
                 WHERE e.student_id = p.student_id AND e.term = l.term) AS held_credits,
               (SELECT array_agg(e.lecture_id ORDER BY e.lecture_id) FROM enrollment e
@@ -285,12 +291,8 @@ export class Clearance implements OnModuleDestroy {
                   AND s.dates && m.dates AND s.lecture_id <> l.id
                 WHERE st.student_id = p.student_id AND st.term = l.term) AS clashes,
               c.claimed_credits, c.in_the_way,
-              (SELECT array_agg(e.lecture_id || ':' || coalesce(e.credits, 0) || ':' || (e.primary_id IS NULL)::int)
-                 FROM enrollment e WHERE e.student_id = p.student_id AND e.term = l.term) AS held,
-              -- the window in force (and so the cap) may change at the next boundary
-              (extract(epoch FROM least(now() + $5 * interval '1 millisecond',
-                 (SELECT min(b) FROM tw CROSS JOIN LATERAL (VALUES (tw.opens_at), (tw.closes_at)) v (b)
-                   WHERE b > now()))) * 1000)::bigint AS until
+              ${heldSql('p.student_id', 'l.term')} AS held, ${untilSql('$5')} AS until,
+              ${stampSql} AS stamp
          FROM unnest($1::varchar[]) AS p (student_id)
          JOIN lecture l ON l.id = $2
          CROSS JOIN LATERAL (
@@ -336,12 +338,6 @@ function mirrorVerdict(
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-
-/** The mirror of a student's seats, from their row. */
-function mirrorOf(row: Row): Mirror {
-  const held = (row.held ?? []).map(seatOf);
-  return { maxCredits: Number(row.max_credits), until: Number(row.until), held };
-}
 
 /** A student's verdict from their row, in the term rules' order and words (src/rules/). */
 function verdictOf(row: Row, lectureId: number): Verdict {

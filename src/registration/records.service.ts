@@ -21,6 +21,13 @@ const RECORDS_LOCK = 0x72656364;
 /** A student_term row's record columns, as recordOf reads them. */
 export const RECORD_COLUMNS = 'student_id, max_credits, year, majors, groups, recorded_at, record_version'; // prettier-ignore
 
+/**
+ * A WITH item moving registration_changes' version when `written` wrote a row: a record decides a
+ * limit and a window, so the copies of them the auto-enroll clearance keeps end
+ * (src/auto-enroll/mirror.sql.ts).
+ */
+const BUMP_CHANGES = 'bumped AS (UPDATE registration_changes SET version = version + 1 WHERE EXISTS (SELECT 1 FROM written))'; // prettier-ignore
+
 export function recordOf(r: Record<string, unknown> | undefined): StudentRecord {
   if (!r || r.recorded_at === null) return NO_RECORD;
   return {
@@ -85,14 +92,17 @@ export class RecordsService implements OnApplicationBootstrap, OnApplicationShut
   /** Replaces the record: a field left out is reset. */
   async put(term: string, studentId: string, dto: StudentRecordDto): Promise<StudentRecordView> {
     const [row] = await this.db.query(
-      `INSERT INTO student_term (student_id, term, max_credits, year, majors, groups, recorded_at, record_version)
-       VALUES ($1, $2, $3, $4, $5, $6, now(), nextval('registration_version'))
-       ON CONFLICT (student_id, term) DO UPDATE
-         SET max_credits = EXCLUDED.max_credits, year = EXCLUDED.year, majors = EXCLUDED.majors,
-             groups = EXCLUDED.groups, recorded_at = now(),
-             -- taken under the row's lock: a later change of the row has a higher version
-             record_version = nextval('registration_version')
-       RETURNING ${RECORD_COLUMNS}`,
+      `WITH written AS (
+         INSERT INTO student_term (student_id, term, max_credits, year, majors, groups, recorded_at, record_version)
+         VALUES ($1, $2, $3, $4, $5, $6, now(), nextval('registration_version'))
+         ON CONFLICT (student_id, term) DO UPDATE
+           SET max_credits = EXCLUDED.max_credits, year = EXCLUDED.year, majors = EXCLUDED.majors,
+               groups = EXCLUDED.groups, recorded_at = now(),
+               -- taken under the row's lock: a later change of the row has a higher version
+               record_version = nextval('registration_version')
+         RETURNING ${RECORD_COLUMNS}),
+       ${BUMP_CHANGES}
+       SELECT * FROM written`,
       [
         studentId,
         term,
@@ -109,10 +119,13 @@ export class RecordsService implements OnApplicationBootstrap, OnApplicationShut
   /** The defaults apply again. The row stays: it is also the student's lock in the term. */
   async remove(term: string, studentId: string): Promise<void> {
     const rows: Record<string, unknown>[] = await this.db.query(
-      `UPDATE student_term SET max_credits = NULL, year = NULL, majors = '{}', groups = '{}',
-              recorded_at = NULL, record_version = nextval('registration_version')
-        WHERE student_id = $1 AND term = $2 AND recorded_at IS NOT NULL
-       RETURNING ${RECORD_COLUMNS}`,
+      `WITH written AS (
+         UPDATE student_term SET max_credits = NULL, year = NULL, majors = '{}', groups = '{}',
+                recorded_at = NULL, record_version = nextval('registration_version')
+          WHERE student_id = $1 AND term = $2 AND recorded_at IS NOT NULL
+         RETURNING ${RECORD_COLUMNS}),
+       ${BUMP_CHANGES}
+       SELECT * FROM written`,
       [studentId, term],
     );
     await this.tell(term, rows);
@@ -169,6 +182,7 @@ export class RecordsService implements OnApplicationBootstrap, OnApplicationShut
           ),
         ],
       );
+      await tx.query('UPDATE registration_changes SET version = version + 1'); // (BUMP_CHANGES)
       return { report, written };
     });
     await this.tell(term, written);

@@ -43,6 +43,14 @@ export class RegistrationCache implements OnApplicationBootstrap, OnApplicationS
     clearInterval(this.timer);
   }
 
+  /**
+   * The registration changes' version this instance's copy was read at (null: not read yet):
+   * it moves with every hold, window, record and term limit change (src/auto-enroll/mirror.sql.ts).
+   */
+  get changesVersion(): string | null {
+    return this.version;
+  }
+
   /** The student's holds (every term's), as of this instance's copy. */
   async holdsOf(studentId: string): Promise<StudentHold[]> {
     await this.ready();

@@ -22,9 +22,13 @@ export class TermsService {
   }
 
   async setTermLimit(term: string, maxCredits: number): Promise<TermView> {
+    // The registration changes' version moves with it: copies of students' limits (the
+    // auto-enroll clearance's mirrors) end (src/auto-enroll/mirror.sql.ts).
     await this.db.query(
-      `INSERT INTO term (term, max_credits) VALUES ($1, $2)
-       ON CONFLICT (term) DO UPDATE SET max_credits = EXCLUDED.max_credits`,
+      `WITH changed AS (
+         INSERT INTO term (term, max_credits) VALUES ($1, $2)
+         ON CONFLICT (term) DO UPDATE SET max_credits = EXCLUDED.max_credits)
+       UPDATE registration_changes SET version = version + 1`,
       [term, maxCredits],
     );
     return { term, maxCredits };

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { lectureKeys, studentClaimsKey } from '../../src/redis/keys';
 import { AdmissionService } from '../../src/queue/admission.service';
+import { RegistrationCache } from '../../src/registration/registration-cache';
 import { CLAIM_MS, ClaimStore } from '../../src/auto-enroll/claims.store';
 import { createLecture, eventually, queueStatus } from '../helpers/api';
 import { inParallel } from '../helpers/http';
@@ -133,6 +134,29 @@ describe('Auto-enroll clearance: no ticket an enroll would refuse', () => {
     await admitAll(third.id);
     expect(await statusOf(third.id, 'hand')).toMatchObject({ status: 'NOT_QUEUED', lastRefusal: { code: 'CREDIT_LIMIT' } }); // prettier-ignore
     expect(await admitted(third.id)).toBe(0);
+  });
+
+  it('the seats of a student who takes an auto-enrolling place are read ahead of their turn; a lowered limit ends that copy', async () => {
+    const term = newTerm();
+    await setLimit(term, 9);
+    const [x, z] = await Promise.all(
+      [5, 5].map(() => createLecture(a.url, { capacity: 5, term, credits: 3 })),
+    );
+    const mirror = () => ctx.redis.hget(studentClaimsKey('ahead', term), 'm');
+    expect((await autoJoin(x.id, 'ahead')).status).toBe(201);
+    // Read by the join's instance within its gathering (50 ms), before any admission.
+    await eventually(async () => (await mirror())?.startsWith('9:') === true, 5000);
+    expect(await admitted(x.id)).toBe(0);
+    await admitAll(x.id);
+    await eventually(async () => (await statusOf(x.id, 'ahead')).status === 'ENROLLED', 5000);
+    // The limit lowered to 3: with the copy kept, the place in `z` would be cleared (3 + 3 <= 9)
+    // and its ticket refused. Every instance sees the change within 250 ms; here at once.
+    await setLimit(term, 3);
+    for (const app of [a, b]) await app.app.get(RegistrationCache).reload();
+    expect((await autoJoin(z.id, 'ahead')).status).toBe(201);
+    await admitAll(z.id, b);
+    expect(await statusOf(z.id, 'ahead')).toMatchObject({ status: 'NOT_QUEUED', lastRefusal: { code: 'CREDIT_LIMIT' } }); // prettier-ignore
+    expect(await admitted(z.id)).toBe(0);
   });
 
   it("a claim left by an instance that died holds the student's other places back only until it expires", async () => {

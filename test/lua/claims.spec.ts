@@ -63,25 +63,25 @@ describe('claims-1.lua (a student’s tickets out)', () => {
   });
 
   it('a mirror loads only against the version read, and a claim or a forget since refuses it', async () => {
-    expect(await call('load', 0, '6:9999999999999', '3:3:1', '4:0:0')).toBe(1);
-    expect(await mirror()).toEqual({ m: '6:9999999999999', held: ['3:3:1', '4:0:0'] });
-    expect(await call('load', 0, '9:9999999999999')).toBe(1); // replaced whole
-    expect(await mirror()).toEqual({ m: '9:9999999999999', held: [] });
+    expect(await call('load', 0, '6:9999999999999:1', '3:3:1', '4:0:0')).toBe(1);
+    expect(await mirror()).toEqual({ m: '6:9999999999999:1', held: ['3:3:1', '4:0:0'] });
+    expect(await call('load', 0, '9:9999999999999:1')).toBe(1); // replaced whole
+    expect(await mirror()).toEqual({ m: '9:9999999999999:1', held: [] });
     expect(await call('claim', 0, 7, 10_000)).toBe(1);
-    expect(await call('load', 0, '6:9999999999999', '3:3:1')).toBe(0);
+    expect(await call('load', 0, '6:9999999999999:1', '3:3:1')).toBe(0);
     await call('forget', 8);
     expect(await mirror()).toEqual({ m: '', held: [] });
-    expect(await call('load', 1, '6:9999999999999')).toBe(0); // read before the forget
-    expect(await call('load', 2, '6:9999999999999')).toBe(1);
+    expect(await call('load', 1, '6:9999999999999:1')).toBe(0); // read before the forget
+    expect(await call('load', 2, '6:9999999999999:1')).toBe(1);
   });
 
   it("a claim's enroll that committed keeps its seat in the mirror; a forget of its own lecture leaves it", async () => {
-    await call('load', 0, '6:9999999999999', '3:3:1');
+    await call('load', 0, '6:9999999999999:1', '3:3:1');
     expect(await call('claim', 0, 7, 10_000)).toBe(1);
     await call('forget', 7); // the seat statement's own news of the claim's seat
-    expect(await mirror()).toEqual({ m: '6:9999999999999', held: ['3:3:1'] });
+    expect(await mirror()).toEqual({ m: '6:9999999999999:1', held: ['3:3:1'] });
     await call('release', 7, 4);
-    expect(await mirror()).toEqual({ m: '6:9999999999999', held: ['3:3:1', '7:4:1'] });
+    expect(await mirror()).toEqual({ m: '6:9999999999999:1', held: ['3:3:1', '7:4:1'] });
     // a commit whose claim was gone already cannot be placed: the mirror goes
     await call('release', 9, 3);
     expect(await mirror()).toEqual({ m: '', held: [] });
@@ -89,12 +89,12 @@ describe('claims-1.lua (a student’s tickets out)', () => {
 
   it('a forget moves the version even with nothing kept, so a load read before it is refused', async () => {
     await call('forget', 7);
-    expect(await call('load', 0, '6:9999999999999')).toBe(0);
+    expect(await call('load', 0, '6:9999999999999:1')).toBe(0);
     expect(await read()).toEqual([1]);
   });
 
   it('an expired claim takes the mirror with it: its seat may have committed by another hand', async () => {
-    await call('load', 0, '6:9999999999999', '3:3:1');
+    await call('load', 0, '6:9999999999999:1', '3:3:1');
     expect(await call('claim', 0, 7, 50)).toBe(1);
     await new Promise((r) => setTimeout(r, 80));
     expect(await mirror()).toEqual({ m: '', held: [] });

@@ -1,0 +1,64 @@
+import type { SeatScope } from '../rules/term-rule';
+import { windowNotOpen } from '../rules/window.rule';
+import { creditLimitSql } from '../terms/credit-limit';
+import { Mirror, seatOf } from './claims.store';
+
+/**
+ * What PostgreSQL says of a student's seats in a term for the mirror the clearance keeps of them
+ * (claims-1.lua), as SQL over a student and a term expression; `tw` must name the term's windows.
+ */
+
+/**
+ * How long PostgreSQL's word on a student's limit is kept at most (less when a window opens or
+ * closes sooner). A change of a limit, a record or a window moves registration_changes' version
+ * (the stamp), which ends every mirror at once; this is the backstop.
+ */
+export const MIRROR_MS = 3_600_000;
+
+/** The window in force now for the student of `st` (its name and cap), as the rules read it. */
+const windowNow = windowNotOpen.looks({ studentTerm: 'st', windows: 'tw', at: 'now()' } as SeatScope).window_now; // prettier-ignore
+
+/** The term's windows, as `tw` (a WITH item). */
+export const termWindowsSql = (term: string) =>
+  `tw AS MATERIALIZED (SELECT * FROM term_window WHERE term = ${term})`;
+
+/**
+ * The credit limit in force, capped by the window in force now, as the seat statement caps it
+ * (src/rules/); a student without a row yet is judged as the row their seat statement makes.
+ */
+export const maxCreditsSql = (student: string, term: string, maxCredits: number) =>
+  `least(${creditLimitSql(student, term, maxCredits)},
+         ((SELECT ${windowNow} FROM (SELECT 1) one LEFT JOIN student_term st
+            ON st.student_id = ${student} AND st.term = ${term})->>'cap')::int)`;
+
+/** The seats held, 'id:credits:primary' each. */
+export const heldSql = (student: string, term: string) =>
+  `(SELECT array_agg(e.lecture_id || ':' || coalesce(e.credits, 0) || ':' || (e.primary_id IS NULL)::int)
+      FROM enrollment e WHERE e.student_id = ${student} AND e.term = ${term})`;
+
+/**
+ * Until when that limit holds (ms since the epoch): the window in force, and so the cap, may
+ * change at the term's next window boundary; `ms` at most.
+ */
+export const untilSql = (ms: string) =>
+  `(extract(epoch FROM least(now() + ${ms} * interval '1 millisecond',
+      (SELECT min(b) FROM tw CROSS JOIN LATERAL (VALUES (tw.opens_at), (tw.closes_at)) v (b)
+        WHERE b > now()))) * 1000)::bigint`;
+
+/** The registration changes' version in the same snapshot: a limit or record changed, it moves. */
+export const stampSql = '(SELECT version::text FROM registration_changes)';
+
+/** A student's row of those columns. */
+export interface MirrorRow {
+  student_id: string;
+  max_credits: number;
+  held: string[] | null;
+  until: string;
+  stamp: string;
+}
+
+/** The mirror of a student's seats, from their row. */
+export function mirrorOf(row: MirrorRow): Mirror {
+  const held = (row.held ?? []).map(seatOf);
+  return { maxCredits: Number(row.max_credits), until: Number(row.until), stamp: row.stamp, held };
+}
