@@ -139,7 +139,12 @@ export class Clearance implements OnModuleDestroy {
     refuse: (studentId: string, refusal: LastRefusal) => Promise<void>,
   ): Promise<Clearing> {
     const { term } = await this.facts.get(lectureId);
-    const autos = await this.store.autoAmong(lectureId, students);
+    // Their claims are read beside their settings: the first judgment needs no read of its own.
+    const [autos, firstRead] = await Promise.all([
+      this.store.autoAmong(lectureId, students),
+      Promise.all(students.map(async (s) => [s, await this.claims.read(s, term)] as const)),
+    ]);
+    const unread = new Map(firstRead);
     const judged = new Set(
       autos.filter((a) => !a.settings.swapFrom && !a.settings.sections?.length).map((a) => a.studentId), // prettier-ignore
     );
@@ -165,7 +170,7 @@ export class Clearance implements OnModuleDestroy {
       // (a note that failed earns its head one judgment more)
       if (tries >= TRIES + blocks) break;
       tries += 1;
-      const read = await Promise.all(toJudge.map((s) => this.claims.read(s, term)));
+      const read = await Promise.all(toJudge.map((s) => this.take(unread, s) ?? this.claims.read(s, term))); // prettier-ignore
       const verdicts = await this.judge(lectureId, term, toJudge, read);
       const claiming: number[] = [];
       const refusing: Promise<void>[] = [];
@@ -195,6 +200,13 @@ export class Clearance implements OnModuleDestroy {
     const behind = students.filter((s) => state.get(s) === 'claimed' && !cleared.includes(s));
     if (behind.length > 0) await this.release(lectureId, behind, 'unused');
     return { cleared, claimed: cleared.filter((s) => state.get(s) === 'claimed'), gaveUp };
+  }
+
+  /** A read not used yet, once. */
+  private take(unread: Map<string, Claims>, studentId: string): Claims | undefined {
+    const read = unread.get(studentId);
+    unread.delete(studentId);
+    return read;
   }
 
   /**

@@ -39,7 +39,7 @@ export interface AppConfig {
   autoEnrollInFlight: number;
   /**
    * Auto-enrolling students are granted a ticket only once their timetable is known to take it
-   * (src/auto-enroll/clearance.ts): no admission wasted, at a PostgreSQL read per admission round.
+   * (src/auto-enroll/clearance.ts): no admission wasted. Default true.
    */
   autoEnrollClearance: boolean;
   /** A student's credit limit in a term whose limit was never set. */

@@ -91,7 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     },
     enrollHoldMs: (e.ENROLL_HOLD_SECONDS ?? 10) * 1000,
     autoEnrollInFlight: e.AUTO_ENROLL_IN_FLIGHT ?? DEFAULT_AUTO_ENROLL_IN_FLIGHT,
-    autoEnrollClearance: e.AUTO_ENROLL_CLEARANCE ?? false,
+    autoEnrollClearance: e.AUTO_ENROLL_CLEARANCE ?? true,
     defaultTerm: e.DEFAULT_TERM ?? 'current',
     maxCredits: e.MAX_CREDITS ?? 18,
     rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND ?? 20,

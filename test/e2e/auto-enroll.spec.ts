@@ -151,23 +151,26 @@ describe('Automatic enrollment (API.md v4)', () => {
   });
 
   it('a place the limit gives up while its own auto-enroll is in flight goes for good when that enroll is refused', async () => {
+    // Without AUTO_ENROLL_CLEARANCE: with it, `first` would not be granted while `second`'s
+    // ticket is out (auto-enroll-clearance.spec.ts); a swap or a package is granted so still.
+    const off = await ctx.startApp({ autoEnrollClearance: false, admission: { intervalMs: 60_000 } }); // prettier-ignore
     const term = newTerm();
     await setLimit(term, 3).expect(200);
     const [first, second] = await Promise.all(
       [5, 5].map(() => createLecture(a.url, { capacity: 5, term, credits: 3 })),
     );
-    for (const l of [first, second]) expect((await autoJoin(l.id, 'racer')).status).toBe(201);
+    for (const l of [first, second]) expect((await autoJoin(l.id, 'racer', undefined, off.url)).status).toBe(201); // prettier-ignore
     const locker = new Client({ connectionString: databaseUrl(ctx.dbName) });
     await locker.connect();
     try {
       // `second`'s auto-enroll takes the ticket and waits on the lecture's row lock ...
       await locker.query('BEGIN');
       await locker.query('SELECT 1 FROM lecture WHERE id = $1 FOR UPDATE', [second.id]);
-      await admitAll(second.id);
+      await admitAll(second.id, off);
       await eventually(async () => (await ctx.redis.zcard(lectureKeys(second.id).inflight)) === 1, 5000); // prettier-ignore
       await eventually(async () => (await ctx.lockWaiters()) > 0, 5000);
       // ... while `first` commits: at the limit, `second` is given up, its ticket in flight.
-      await admitAll(first.id);
+      await admitAll(first.id, off);
       await eventually(async () => (await statusOf(first.id, 'racer')).status === 'ENROLLED', 5000); // prettier-ignore
       await eventually(async () => (await ctx.redis.hexists(lectureKeys(second.id).auto, 'racer!')) === 1, 5000); // prettier-ignore
     } finally {

@@ -86,7 +86,7 @@ export class TestContext {
       },
       enrollHoldMs: 30_000,
       autoEnrollInFlight: DEFAULT_AUTO_ENROLL_IN_FLIGHT,
-      autoEnrollClearance: false,
+      autoEnrollClearance: true,
       defaultTerm: 'current',
       maxCredits: 18,
       rateLimitPerSecond: 0,
