@@ -138,7 +138,8 @@ export function studentAutoKey(studentId: string, term: string): string {
 
 /**
  * Hash of a student's claims in a term: the lectures whose auto-enroll tickets are out, judged
- * before each further grant (claims-1.lua). Written by auto-enroll/claims.store.ts only.
+ * before each further grant, and the mirror of the seats they hold (claims-1.lua). Written by
+ * auto-enroll/claims.store.ts only.
  */
 export function studentClaimsKey(studentId: string, term: string): string {
   return `{student:${studentId}}:claims:${term}`;
