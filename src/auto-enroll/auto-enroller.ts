@@ -67,12 +67,13 @@ export class AutoEnroller implements OnApplicationBootstrap {
       void this.admitted(lectureId, students, mode, counted, grantedAt);
     });
     this.enrollments.onEnrolled((lecture, studentId) => void this.enrolled(lecture, studentId));
+    // Seats changed by any other hand: the mirror the clearance keeps of them goes — told by every
+    // instance, clearing or not, since any instance's clearing may read it.
+    this.seatWatch.listen((lecture, students) => this.clearance.forget(lecture.term, lecture.id, students)); // prettier-ignore
     // AUTO_ENROLL_CLEARANCE: no ticket for an enroll the timetable would refuse (clearance.ts);
     // a place its held seats refuse is given up as a refused enroll's is, without the ticket.
     if (!this.config.autoEnrollClearance) return;
-    // Seats changed by any other hand: the mirror the clearance keeps of them goes.
-    this.seatWatch.listen((lecture, students) => this.clearance.forget(lecture.term, lecture.id, students)); // prettier-ignore
-    // ... and is read ahead of the student's turn, when they take a place that auto-enrolls.
+    // The mirror is read ahead of the student's turn, when they take a place that auto-enrolls.
     this.store.onPlaceNoted((term, studentId) => this.clearance.warm(studentId, term));
     this.admission.clearWith({
       // (a refusal's mail and news aside: the admission waits only for the place to go)

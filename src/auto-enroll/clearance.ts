@@ -100,7 +100,7 @@ export class Clearance implements OnModuleDestroy {
     this.pool = new Pool({ connectionString: config.databaseUrl, max: 2, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 3000, allowExitOnIdle: true }); // prettier-ignore
     // A connection lost while idle is dropped by the pool; the next judgment opens another.
     this.pool.on('error', () => undefined);
-    this.traits = new LectureTraits(this.pool, facts);
+    this.traits = new LectureTraits(this.pool);
     this.warmer = new MirrorWarmer(this.pool, claims, config.maxCredits, (m) => this.holds(m));
   }
 
@@ -222,10 +222,11 @@ export class Clearance implements OnModuleDestroy {
     committed = false,
   ): Promise<number[]> {
     const { term } = await this.facts.get(lectureId);
-    const credits = committed ? (await this.traits.of([lectureId])).get(lectureId)?.credits : undefined; // prettier-ignore
+    // A seat whose credits are not known (its lecture's traits not read) is not placed: the
+    // mirror goes in the step that ends the claim.
+    const traits = committed ? await this.traits.of([lectureId]).catch(() => null) : null;
+    const credits = committed ? (traits?.get(lectureId)?.credits ?? '?') : undefined;
     const waiting = await Promise.all(students.map((s) => this.claims.release(s, term, lectureId, how, credits))); // prettier-ignore
-    // a seat the mirror cannot place (its lecture's traits unknown): the mirror goes
-    if (committed && credits === undefined) await this.forget(term, lectureId, students);
     return [...new Set(waiting.flat())];
   }
 

@@ -5,7 +5,7 @@ import { Mirror, seatOf } from './claims.store';
 
 /**
  * What PostgreSQL says of a student's seats in a term for the mirror the clearance keeps of them
- * (claims-1.lua), as SQL over a student and a term expression; `tw` must name the term's windows.
+ * (claims-2.lua), as SQL over a student and a term expression; `tw` must name the term's windows.
  */
 
 /**
@@ -15,21 +15,30 @@ import { Mirror, seatOf } from './claims.store';
  */
 export const MIRROR_MS = 3_600_000;
 
-/** The window in force now for the student of `st` (its name and cap), as the rules read it. */
-const windowNow = windowNotOpen.looks({ studentTerm: 'st', windows: 'tw', at: 'now()' } as SeatScope).window_now; // prettier-ignore
+/** The window in force at `at` for the student of `st` (its name and cap), as the rules read it. */
+const windowAt = (at: string) => windowNotOpen.looks({ studentTerm: 'st', windows: 'tw', at } as SeatScope).window_now; // prettier-ignore
+
+/** The term's first window boundary (an opening or a closing) after `after`. */
+const boundaryAfter = (after: string) =>
+  `(SELECT min(b) FROM tw CROSS JOIN LATERAL (VALUES (tw.opens_at), (tw.closes_at)) v (b) WHERE b > ${after})`;
+const NEXT = boundaryAfter('now()');
 
 /** The term's windows, as `tw` (a WITH item). */
 export const termWindowsSql = (term: string) =>
   `tw AS MATERIALIZED (SELECT * FROM term_window WHERE term = ${term})`;
 
 /**
- * The credit limit in force, capped by the window in force now, as the seat statement caps it
- * (src/rules/); a student without a row yet is judged as the row their seat statement makes.
+ * The credit limit in force, capped as the seat statement caps it (src/rules/) by the window in
+ * force — now, and after the term's next boundary (the lower of the two: read ahead of an opening,
+ * it holds through it); a student without a row yet is judged as the row their seat statement
+ * makes.
  */
-export const maxCreditsSql = (student: string, term: string, maxCredits: number) =>
-  `least(${creditLimitSql(student, term, maxCredits)},
-         ((SELECT ${windowNow} FROM (SELECT 1) one LEFT JOIN student_term st
-            ON st.student_id = ${student} AND st.term = ${term})->>'cap')::int)`;
+export const maxCreditsSql = (student: string, term: string, maxCredits: number) => {
+  const capAt = (at: string) =>
+    `((SELECT ${windowAt(at)} FROM (SELECT 1) one LEFT JOIN student_term st
+         ON st.student_id = ${student} AND st.term = ${term})->>'cap')::int`;
+  return `least(${creditLimitSql(student, term, maxCredits)}, ${capAt('now()')}, ${capAt(NEXT)})`;
+};
 
 /** The seats held, 'id:credits:primary' each. */
 export const heldSql = (student: string, term: string) =>
@@ -38,12 +47,10 @@ export const heldSql = (student: string, term: string) =>
 
 /**
  * Until when that limit holds (ms since the epoch): the window in force, and so the cap, may
- * change at the term's next window boundary; `ms` at most.
+ * change again at the term's boundary after the next; `ms` at most.
  */
 export const untilSql = (ms: string) =>
-  `(extract(epoch FROM least(now() + ${ms} * interval '1 millisecond',
-      (SELECT min(b) FROM tw CROSS JOIN LATERAL (VALUES (tw.opens_at), (tw.closes_at)) v (b)
-        WHERE b > now()))) * 1000)::bigint`;
+  `(extract(epoch FROM least(now() + ${ms} * interval '1 millisecond', ${boundaryAfter(NEXT)})) * 1000)::bigint`;
 
 /** The registration changes' version in the same snapshot: a limit or record changed, it moves. */
 export const stampSql = '(SELECT version::text FROM registration_changes)';

@@ -114,6 +114,20 @@ describe('Auto-enroll clearance: no ticket an enroll would refuse', () => {
     expect(await admitted(four.id)).toBe(0);
   });
 
+  it("seats read ahead of the student's window take the cap of the window that opens", async () => {
+    const term = newTerm();
+    const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+    await request(a.url).put(`/terms/${term}/windows`).set(adminHeaders()).send({
+      windows: [{ name: 'soon', opensAt: at(600_000), maxCredits: 3 }],
+    }).expect(200); // prettier-ignore
+    const { id } = await createLecture(a.url, { capacity: 5, term, credits: 3, admission: { preQueueMinutes: 20 } }); // prettier-ignore
+    expect((await autoJoin(id, 'early')).body.status).toBe('PRE_QUEUED');
+    // Read at the join, ten minutes before the window: its limit is the window's cap, 3, not the
+    // 18 in force now — a copy with 18 would clear a second lecture once the window opens.
+    await eventually(async () => (await ctx.redis.hget(studentClaimsKey('early', term), 'm')) !== null, 5000); // prettier-ignore
+    expect(await ctx.redis.hget(studentClaimsKey('early', term), 'm')).toMatch(/^3:/);
+  });
+
   it('a seat the student takes by hand is counted at once: the mirror of their seats goes with it', async () => {
     const term = newTerm();
     await setLimit(term, 6);

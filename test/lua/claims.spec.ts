@@ -1,16 +1,17 @@
-import { studentClaimsKey } from '../../src/redis/keys';
+import { studentAutoKey, studentClaimsKey } from '../../src/redis/keys';
 import { LuaHarness } from '../helpers/lua-harness';
 
 /**
- * claims-1.lua: a student's claims in a term (src/auto-enroll/clearance.ts) — compare-and-set on
+ * claims-2.lua: a student's claims in a term (src/auto-enroll/clearance.ts) — compare-and-set on
  * a version, the clearings that hold a claim counted, expiry, the lectures waiting on them — and
  * the mirror of their seats kept beside them.
  */
-describe('claims-1.lua (a student’s tickets out)', () => {
+describe('claims-2.lua (a student’s tickets out)', () => {
   let h: LuaHarness;
   let n = 0;
   let key: string;
-  const call = (...args: (string | number)[]) => h.redis.claims(key, ...args);
+  let auto: string;
+  const call = (...args: (string | number)[]) => h.redis.claims(key, auto, ...args);
   /** version, then the lecture ids claimed (the mirror left out: see the last tests) */
   const read = async () => {
     const [version, , ids] = (await call('read')) as [number, string, string[]];
@@ -23,7 +24,10 @@ describe('claims-1.lua (a student’s tickets out)', () => {
 
   beforeAll(async () => (h = await LuaHarness.create()));
   afterAll(() => h.close());
-  beforeEach(() => (key = studentClaimsKey(`c${++n}`, 'T')));
+  beforeEach(() => {
+    key = studentClaimsKey(`c${++n}`, 'T');
+    auto = studentAutoKey(`c${n}`, 'T');
+  });
 
   it('claims against the version read; a claim made meanwhile makes the second fail', async () => {
     expect(await read()).toEqual([0]);
@@ -88,9 +92,23 @@ describe('claims-1.lua (a student’s tickets out)', () => {
   });
 
   it('a forget moves the version even with nothing kept, so a load read before it is refused', async () => {
+    await h.redis.sadd(auto, 3); // an auto-enrolling place: a load of theirs may be under way
     await call('forget', 7);
     expect(await call('load', 0, '6:9999999999999:1')).toBe(0);
     expect(await read()).toEqual([1]);
+  });
+
+  it('a forget writes nothing for a student with no claims and no auto-enrolling place', async () => {
+    await call('forget', 7);
+    expect(await h.redis.exists(key)).toBe(0);
+  });
+
+  it("an enroll whose seat's credits are not known ends its claim and the mirror with it", async () => {
+    await call('load', 0, '6:9999999999999:1', '3:3:1');
+    expect(await call('claim', 0, 7, 10_000)).toBe(1);
+    await call('release', 7, '?');
+    expect(await mirror()).toEqual({ m: '', held: [] });
+    expect(await read()).toEqual([3]);
   });
 
   it('an expired claim takes the mirror with it: its seat may have committed by another hand', async () => {

@@ -17,6 +17,8 @@
                   '<credit limit>:<valid until ms>:<stamp>' (the mirror is loaded), 'h:' .. lecture id ->
                   '<credits>:<1 primary | 0 secondary section>' (a seat held, as last loaded or
                   committed by a claim's enroll)
+  KEYS[2] auto    the student's auto-enrolling places in the term (auto-enroll.store.ts): read
+                  only, by 'forget' (a student with none has no mirror, and none being loaded)
 
   ARGV[1] 'read'     Output: { version, mirror ('m', or '' when not loaded), { lecture ids claimed
                      and not expired }, { held seats 'id:credits:primary' } }
@@ -28,12 +30,13 @@
                      ARGV[4..] the seats held ('id:credits:primary'): the mirror replaced.
                      Output: 1 loaded; 0 the claims or seats changed since (not loaded)
           'forget'   ARGV[2] lecture id: the student's seats there changed; unless it is a
-                     claim's own enroll (its release keeps the seat), the mirror goes
+                     claim's own enroll (its release keeps the seat), the mirror goes. Nothing
+                     is written for a student with neither claims nor auto-enrolling places
           'unused'   ARGV[2] lecture id: one clearing there was not granted (another call's may
                      have been: the claim goes with the last)
           'release'  ARGV[2] lecture id, ARGV[3] '' or the credits of the seat its enroll
-                     committed (into the mirror, if loaded): the enroll there is over, the claim
-                     goes.
+                     committed (into the mirror, if loaded; '?': credits not known, the mirror
+                     goes): the enroll there is over, the claim goes.
           Both output the lectures waiting on this student when the claim went (their waits end
           here); else none
 ]]
@@ -122,6 +125,8 @@ if op == 'read' then
 end
 
 if op == 'forget' then
+  if rcall('EXISTS', KEYS[1]) == 0 and rcall('EXISTS', KEYS[2]) == 0 then return {} end
+  live() -- an expired claim of the lecture holds nothing back
   if not rcall('HGET', KEYS[1], ARGV[2]) then forget() end
   return {}
 end
@@ -142,7 +147,9 @@ if op == 'release' or op == 'unused' then
   rcall('HDEL', KEYS[1], ARGV[2])
   rcall('HINCRBY', KEYS[1], 'v', 1)
   -- the seat its enroll committed joins the mirror (a judged place is a primary taken alone)
-  if op == 'release' and ARGV[3] ~= '' and rcall('HEXISTS', KEYS[1], 'm') == 1 then
+  if op == 'release' and ARGV[3] == '?' then
+    forget()
+  elseif op == 'release' and ARGV[3] ~= '' and rcall('HEXISTS', KEYS[1], 'm') == 1 then
     rcall('HSET', KEYS[1], 'h:' .. ARGV[2], ARGV[3] .. ':1')
   end
   return waiters()
