@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { RedisClient } from '../redis/redis-client';
-import { studentAutoKey, studentClaimsKey } from '../redis/keys';
+import { studentClaimsKey } from '../redis/keys';
 import { InjectRedis } from '../redis/redis.token';
 
 /**
@@ -11,10 +11,11 @@ import { InjectRedis } from '../redis/redis.token';
  */
 export const CLAIM_MS = 10_000;
 
-/** A seat a student holds, as the mirror has it (claims-2.lua). */
+/** A seat a student holds, as the mirror has it (claims-1.lua). */
 export interface HeldSeat {
   lectureId: number;
-  credits: number;
+  /** null: the lecture's own (a seat a claim's enroll committed) */
+  credits: number | null;
   /** false: a secondary section, taken with its primary */
   primary: boolean;
 }
@@ -40,27 +41,22 @@ export interface Claims {
   mirror: Mirror | null;
 }
 
-/** A held seat as claims-2.lua keeps it (and the clearance reads it): 'id:credits:primary'. */
+/** A held seat as claims-1.lua keeps it (and the clearance reads it): 'id:credits:primary'. */
 export const seatOf = (cell: string): HeldSeat => {
-  const [id, credits, primary] = cell.split(':').map(Number);
-  return { lectureId: id, credits, primary: primary === 1 };
+  const [id, credits, primary] = cell.split(':');
+  return { lectureId: Number(id), credits: credits === '?' ? null : Number(credits), primary: primary === '1' }; // prettier-ignore
 };
 
 /**
- * The tickets an auto-enrolling student has out, in their own Redis slot (claims-2.lua), so that
+ * The tickets an auto-enrolling student has out, in their own Redis slot (claims-1.lua), so that
  * each lecture's admission sees the others' before it grants another.
  */
 @Injectable()
 export class ClaimStore {
   constructor(@InjectRedis() private readonly redis: RedisClient) {}
 
-  /** claims-2.lua's keys: the claims, and (read by 'forget') the student's auto places. */
-  private keys(studentId: string, term: string): [string, string] {
-    return [studentClaimsKey(studentId, term), studentAutoKey(studentId, term)];
-  }
-
   async read(studentId: string, term: string): Promise<Claims> {
-    const [version, mirror, ids, held] = (await this.redis.claims(...this.keys(studentId, term), 'read')) as [number, string, string[], string[]]; // prettier-ignore
+    const [version, mirror, ids, held] = (await this.redis.claims(studentClaimsKey(studentId, term), 'read')) as [number, string, string[], string[]]; // prettier-ignore
     const [maxCredits, until, stamp] = mirror.split(':');
     return {
       version: Number(version),
@@ -75,7 +71,7 @@ export class ClaimStore {
    */
   async load(studentId: string, term: string, version: number, mirror: Mirror): Promise<boolean> {
     const seats = mirror.held.map((h) => `${h.lectureId}:${h.credits}:${h.primary ? 1 : 0}`);
-    return (await this.redis.claims(...this.keys(studentId, term), 'load', version, `${mirror.maxCredits}:${mirror.until}:${mirror.stamp}`, ...seats)) === 1; // prettier-ignore
+    return (await this.redis.claims(studentClaimsKey(studentId, term), 'load', version, `${mirror.maxCredits}:${mirror.until}:${mirror.stamp}`, ...seats)) === 1; // prettier-ignore
   }
 
   /**
@@ -83,7 +79,7 @@ export class ClaimStore {
    * (its enroll's release keeps the seat; a claim that expires takes the mirror with it).
    */
   async forget(studentId: string, term: string, lectureId: number): Promise<void> {
-    await this.redis.claims(...this.keys(studentId, term), 'forget', lectureId);
+    await this.redis.claims(studentClaimsKey(studentId, term), 'forget', lectureId);
   }
 
   /** Claims the lecture for the student if their claims are still `version`; false: read again. */
@@ -93,7 +89,7 @@ export class ClaimStore {
     version: number,
     lectureId: number,
   ): Promise<boolean> {
-    return (await this.redis.claims(...this.keys(studentId, term), 'claim', version, lectureId, CLAIM_MS)) === 1; // prettier-ignore
+    return (await this.redis.claims(studentClaimsKey(studentId, term), 'claim', version, lectureId, CLAIM_MS)) === 1; // prettier-ignore
   }
 
   /**
@@ -106,12 +102,12 @@ export class ClaimStore {
     version: number,
     lectureId: number,
   ): Promise<boolean> {
-    return (await this.redis.claims(...this.keys(studentId, term), 'block', version, lectureId)) === 1; // prettier-ignore
+    return (await this.redis.claims(studentClaimsKey(studentId, term), 'block', version, lectureId)) === 1; // prettier-ignore
   }
 
   /**
-   * `release`: the claim goes (its enroll is over; `committed`: the credits of the seat it
-   * committed, kept in the mirror, or '?' when they are not known: the mirror goes); `unused`: one clearing of it was not granted, and the claim
+   * `release`: the claim goes (its enroll is over; `committed`: with the seat, which the mirror
+   * keeps); `unused`: one clearing of it was not granted, and the claim
    * goes with the last. Answers the lectures it held back, when it went.
    */
   async release(
@@ -119,10 +115,10 @@ export class ClaimStore {
     term: string,
     lectureId: number,
     how: 'release' | 'unused',
-    committed?: number | '?',
+    committed = false,
   ): Promise<number[]> {
     // prettier-ignore
-    const waiting = (await this.redis.claims(...this.keys(studentId, term), how, lectureId, committed ?? '')) as string[]; // prettier-ignore
+    const waiting = (await this.redis.claims(studentClaimsKey(studentId, term), how, lectureId, committed ? 1 : '')) as string[]; // prettier-ignore
     return waiting.map(Number);
   }
 }

@@ -54,6 +54,8 @@ export interface Clearing {
 
 interface Row extends MirrorRow, Record<string, unknown> {
   credits: number;
+  /** the limit in force now, as the seat statement reads it */
+  max_credits: number;
   held_credits: number;
   same_course: number[] | null;
   clashes: number[] | null;
@@ -222,11 +224,7 @@ export class Clearance implements OnModuleDestroy {
     committed = false,
   ): Promise<number[]> {
     const { term } = await this.facts.get(lectureId);
-    // A seat whose credits are not known (its lecture's traits not read) is not placed: the
-    // mirror goes in the step that ends the claim.
-    const traits = committed ? await this.traits.of([lectureId]).catch(() => null) : null;
-    const credits = committed ? (traits?.get(lectureId)?.credits ?? '?') : undefined;
-    const waiting = await Promise.all(students.map((s) => this.claims.release(s, term, lectureId, how, credits))); // prettier-ignore
+    const waiting = await Promise.all(students.map((s) => this.claims.release(s, term, lectureId, how, committed))); // prettier-ignore
     return [...new Set(waiting.flat())];
   }
 
@@ -291,7 +289,8 @@ export class Clearance implements OnModuleDestroy {
       `WITH claimed (student_id, id) AS (SELECT * FROM unnest($3::varchar[], $4::int[])),
             ${termWindowsSql('(SELECT term FROM lecture WHERE id = $2)')}
        SELECT p.student_id, l.credits,
-              ${maxCreditsSql('p.student_id', 'l.term', this.config.maxCredits)} AS max_credits,
+              ${maxCreditsSql('p.student_id', 'l.term', this.config.maxCredits, false)} AS max_credits,
+              ${maxCreditsSql('p.student_id', 'l.term', this.config.maxCredits, true)} AS mirror_max,
               (SELECT coalesce(sum(e.credits), 0)::int FROM enrollment e
                 WHERE e.student_id = p.student_id AND e.term = l.term) AS held_credits,
               (SELECT array_agg(e.lecture_id ORDER BY e.lecture_id) FROM enrollment e
@@ -342,7 +341,8 @@ function mirrorVerdict(
   const of = (ids: number[]) => ids.map((id) => traits.get(id)!);
   const inTheWay = (o: Traits, primary = true) =>
     meetTogether(lecture, o) || (primary && lecture.courseCode !== null && o.courseCode === lecture.courseCode); // prettier-ignore
-  const heldCredits = sum(mirror.held.map((h) => h.credits)) + lecture.credits;
+  // a seat a claim's enroll committed counts its lecture's credits (never changed while held)
+  const heldCredits = sum(mirror.held.map((h) => h.credits ?? traits.get(h.lectureId)!.credits)) + lecture.credits; // prettier-ignore
   if (mirror.held.some((h) => inTheWay(traits.get(h.lectureId)!, h.primary))) return null;
   if (heldCredits > mirror.maxCredits) return null;
   const claimedCredits = sum(of(claimed).map((o) => o.credits));

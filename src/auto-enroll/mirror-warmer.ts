@@ -72,7 +72,7 @@ export class MirrorWarmer {
     const versionOf = new Map(students.map((s, i) => [s, read[i].version]));
     const { rows } = await this.pool.query<MirrorRow>(
       `WITH ${termWindowsSql('$2::varchar')}
-       SELECT p.student_id, ${maxCreditsSql('p.student_id', '$2::varchar', this.maxCredits)} AS max_credits,
+       SELECT p.student_id, ${maxCreditsSql('p.student_id', '$2::varchar', this.maxCredits, true)} AS mirror_max,
               ${heldSql('p.student_id', '$2::varchar')} AS held, ${untilSql('$3')} AS until,
               ${stampSql} AS stamp
          FROM unnest($1::varchar[]) AS p (student_id)`,

@@ -5,7 +5,7 @@ import { Mirror, seatOf } from './claims.store';
 
 /**
  * What PostgreSQL says of a student's seats in a term for the mirror the clearance keeps of them
- * (claims-2.lua), as SQL over a student and a term expression; `tw` must name the term's windows.
+ * (claims-1.lua), as SQL over a student and a term expression; `tw` must name the term's windows.
  */
 
 /**
@@ -29,15 +29,21 @@ export const termWindowsSql = (term: string) =>
 
 /**
  * The credit limit in force, capped as the seat statement caps it (src/rules/) by the window in
- * force — now, and after the term's next boundary (the lower of the two: read ahead of an opening,
- * it holds through it); a student without a row yet is judged as the row their seat statement
- * makes.
+ * force now; a student without a row yet is judged as the row their seat statement makes. With
+ * `ahead` (the mirror's), also by the window in force after the term's next boundary, the lower
+ * of the two: read ahead of an opening, it holds through it (a judgment of now must not use it:
+ * it would refuse what the seat statement takes).
  */
-export const maxCreditsSql = (student: string, term: string, maxCredits: number) => {
+export const maxCreditsSql = (
+  student: string,
+  term: string,
+  maxCredits: number,
+  ahead: boolean,
+) => {
   const capAt = (at: string) =>
     `((SELECT ${windowAt(at)} FROM (SELECT 1) one LEFT JOIN student_term st
          ON st.student_id = ${student} AND st.term = ${term})->>'cap')::int`;
-  return `least(${creditLimitSql(student, term, maxCredits)}, ${capAt('now()')}, ${capAt(NEXT)})`;
+  return `least(${creditLimitSql(student, term, maxCredits)}, ${capAt('now()')}${ahead ? `, ${capAt(NEXT)}` : ''})`;
 };
 
 /** The seats held, 'id:credits:primary' each. */
@@ -58,7 +64,8 @@ export const stampSql = '(SELECT version::text FROM registration_changes)';
 /** A student's row of those columns. */
 export interface MirrorRow {
   student_id: string;
-  max_credits: number;
+  /** the limit that holds until `until` (maxCreditsSql ahead) */
+  mirror_max: number;
   held: string[] | null;
   until: string;
   stamp: string;
@@ -67,5 +74,5 @@ export interface MirrorRow {
 /** The mirror of a student's seats, from their row. */
 export function mirrorOf(row: MirrorRow): Mirror {
   const held = (row.held ?? []).map(seatOf);
-  return { maxCredits: Number(row.max_credits), until: Number(row.until), stamp: row.stamp, held };
+  return { maxCredits: Number(row.mirror_max), until: Number(row.until), stamp: row.stamp, held };
 }

@@ -138,7 +138,7 @@ export function studentAutoKey(studentId: string, term: string): string {
 
 /**
  * Hash of a student's claims in a term: the lectures whose auto-enroll tickets are out, judged
- * before each further grant, and the mirror of the seats they hold (claims-2.lua). Written by
+ * before each further grant, and the mirror of the seats they hold (claims-1.lua). Written by
  * auto-enroll/claims.store.ts only.
  */
 export function studentClaimsKey(studentId: string, term: string): string {
@@ -214,7 +214,7 @@ export const KEY_OWNERS: Record<
   windowDraws: [LINE],
   loggedLectures: [LOG],
   studentLines: [LINE],
-  studentAuto: [AUTO, CLAIMS], // claims-2 reads it: whether a student has auto places
+  studentAuto: [AUTO],
   studentClaims: [CLAIMS],
   termRecords: [REGISTRATION],
   notificationSent: ['notifications/notification.sender.ts'],

@@ -76,7 +76,7 @@ declare module 'ioredis' {
     restoreOrder(...keysAndArgs: [Key, Key, Arg, Arg, Arg, Arg]): Result<number, Context>;
     putRecords(key: Key, ...args: Arg[]): Result<number, Context>;
     autoDue(...keysAndArgs: [Key, Key, Arg, Arg]): Result<string[], Context>;
-    claims(key: Key, auto: Key, ...args: Arg[]): Result<unknown[] | number, Context>;
+    claims(key: Key, ...args: Arg[]): Result<unknown[] | number, Context>;
     giveUp(
       ...keysAndArgs: [Key, Key, Key, Key, Key, Key, Key, Key, Arg, Arg]
     ): Result<0 | 1 | 2, Context>;

@@ -128,6 +128,30 @@ describe('Auto-enroll clearance: no ticket an enroll would refuse', () => {
     expect(await ctx.redis.hget(studentClaimsKey('early', term), 'm')).toMatch(/^3:/);
   });
 
+  it('a place is judged by the window in force now, not by the lower cap of the window after it', async () => {
+    const term = newTerm();
+    const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+    await request(a.url).put(`/terms/${term}/windows`).set(adminHeaders()).send({
+      windows: [
+        { name: 'now', opensAt: at(-3600_000), closesAt: at(600_000), maxCredits: 9 },
+        { name: 'next', opensAt: at(600_000), maxCredits: 3 },
+      ],
+    }).expect(200); // prettier-ignore
+    const [first, second] = await Promise.all(
+      [5, 5].map(() => createLecture(a.url, { capacity: 5, term, credits: 3 })),
+    );
+    for (const l of [first, second]) expect((await autoJoin(l.id, 'between')).status).toBe(201);
+    await admitAll(first.id);
+    await eventually(async () => (await statusOf(first.id, 'between')).status === 'ENROLLED', 5000); // prettier-ignore
+    // 3 + 3 is within the cap in force (9): the seat statement takes it, and so does the
+    // clearance (its copy holds 3, the next window's, and so asks PostgreSQL).
+    await eventually(async () => {
+      await admitAll(second.id);
+      return (await statusOf(second.id, 'between')).status === 'ENROLLED';
+    }, 5000);
+    expect(await ctx.redis.hget(studentClaimsKey('between', term), 'm')).toMatch(/^3:/);
+  });
+
   it('a seat the student takes by hand is counted at once: the mirror of their seats goes with it', async () => {
     const term = newTerm();
     await setLimit(term, 6);
@@ -138,7 +162,7 @@ describe('Auto-enroll clearance: no ticket an enroll would refuse', () => {
     expect((await autoJoin(x.id, 'hand')).status).toBe(201);
     await admitAll(x.id);
     await eventually(async () => (await statusOf(x.id, 'hand')).status === 'ENROLLED', 5000);
-    await eventually(async () => (await ctx.redis.hget(studentClaimsKey('hand', term), `h:${x.id}`)) === '3:1', 5000); // prettier-ignore
+    await eventually(async () => (await ctx.redis.hget(studentClaimsKey('hand', term), `h:${x.id}`)) === '?:1', 5000); // prettier-ignore
     // A seat by hand on the other instance, at the limit now ...
     expect((await autoJoin(byHand.id, 'hand', {})).status).toBe(201);
     await admitAll(byHand.id, b);

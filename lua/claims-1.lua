@@ -15,13 +15,13 @@
                   forgotten adds one), 'w:' .. lecture id -> a lecture whose head this student
                   blocks until a claim goes (its admission is run again then), 'm' ->
                   '<credit limit>:<valid until ms>:<stamp>' (the mirror is loaded), 'h:' .. lecture id ->
-                  '<credits>:<1 primary | 0 secondary section>' (a seat held, as last loaded or
-                  committed by a claim's enroll)
-  KEYS[2] auto    the student's auto-enrolling places in the term (auto-enroll.store.ts): read
-                  only, by 'forget' (a student with none has no mirror, and none being loaded)
+                  '<credits>:<1 primary | 0 secondary section>' (a seat held, as last loaded;
+                  '?:1' as committed by a claim's enroll: the lecture's own credits)
 
   ARGV[1] 'read'     Output: { version, mirror ('m', or '' when not loaded), { lecture ids claimed
-                     and not expired }, { held seats 'id:credits:primary' } }
+                     and not expired }, { held seats 'id:credits:primary' } }. Makes the hash
+                     when there is none (version 0), so that a change after this read moves the
+                     version a load or a claim made with it is checked against
           'claim'    ARGV[2] the version read, ARGV[3] lecture id, ARGV[4] how long it lives (ms).
                      Output: 1 claimed; 0 the claims changed since the read (read again)
           'block'    ARGV[2] the version read, ARGV[3] lecture id: the lecture waits for a claim to
@@ -31,12 +31,11 @@
                      Output: 1 loaded; 0 the claims or seats changed since (not loaded)
           'forget'   ARGV[2] lecture id: the student's seats there changed; unless it is a
                      claim's own enroll (its release keeps the seat), the mirror goes. Nothing
-                     is written for a student with neither claims nor auto-enrolling places
+                     is written where there is no hash: nothing was read that a load could use
           'unused'   ARGV[2] lecture id: one clearing there was not granted (another call's may
                      have been: the claim goes with the last)
-          'release'  ARGV[2] lecture id, ARGV[3] '' or the credits of the seat its enroll
-                     committed (into the mirror, if loaded; '?': credits not known, the mirror
-                     goes): the enroll there is over, the claim goes.
+          'release'  ARGV[2] lecture id, ARGV[3] '1' when its enroll committed the seat (into the
+                     mirror, if loaded), else '': the enroll there is over, the claim goes.
           Both output the lectures waiting on this student when the claim went (their waits end
           here); else none
 ]]
@@ -119,13 +118,17 @@ local function waiters()
 end
 
 if op == 'read' then
+  if rcall('EXISTS', KEYS[1]) == 0 then
+    rcall('HSET', KEYS[1], 'v', 0)
+    rcall('PEXPIRE', KEYS[1], KEEP_MS)
+  end
   local ids, held = live()
   local version = tonumber(rcall('HGET', KEYS[1], 'v') or '0')
   return { version, rcall('HGET', KEYS[1], 'm') or '', ids, held }
 end
 
 if op == 'forget' then
-  if rcall('EXISTS', KEYS[1]) == 0 and rcall('EXISTS', KEYS[2]) == 0 then return {} end
+  if rcall('EXISTS', KEYS[1]) == 0 then return {} end
   live() -- an expired claim of the lecture holds nothing back
   if not rcall('HGET', KEYS[1], ARGV[2]) then forget() end
   return {}
@@ -147,10 +150,8 @@ if op == 'release' or op == 'unused' then
   rcall('HDEL', KEYS[1], ARGV[2])
   rcall('HINCRBY', KEYS[1], 'v', 1)
   -- the seat its enroll committed joins the mirror (a judged place is a primary taken alone)
-  if op == 'release' and ARGV[3] == '?' then
-    forget()
-  elseif op == 'release' and ARGV[3] ~= '' and rcall('HEXISTS', KEYS[1], 'm') == 1 then
-    rcall('HSET', KEYS[1], 'h:' .. ARGV[2], ARGV[3] .. ':1')
+  if op == 'release' and ARGV[3] ~= '' and rcall('HEXISTS', KEYS[1], 'm') == 1 then
+    rcall('HSET', KEYS[1], 'h:' .. ARGV[2], '?:1')
   end
   return waiters()
 end
