@@ -11,7 +11,7 @@ import { AutoEnrollStore } from './auto-enroll.store';
 import type { LastRefusal } from './auto-enroll.types';
 import { ClaimStore, Claims } from './claims.store';
 import { LectureTraits, Traits, meetTogether } from './lecture-traits';
-import { MIRROR_MS, MirrorRow, heldSql, maxCreditsSql, mirrorOf, stampSql, termWindowsSql, untilSql } from './mirror.sql'; // prettier-ignore
+import { MIRROR_MS, MirrorRow, maxCreditsSql, mirrorColumnsSql, mirrorOf, termWindowsSql } from './mirror.sql'; // prettier-ignore
 import { MirrorWarmer } from './mirror-warmer';
 
 /** Judgments per clearing (a claim that changed meanwhile is judged again). */
@@ -290,7 +290,6 @@ export class Clearance implements OnModuleDestroy {
             ${termWindowsSql('(SELECT term FROM lecture WHERE id = $2)')}
        SELECT p.student_id, l.credits,
               ${maxCreditsSql('p.student_id', 'l.term', this.config.maxCredits, false)} AS max_credits,
-              ${maxCreditsSql('p.student_id', 'l.term', this.config.maxCredits, true)} AS mirror_max,
               (SELECT coalesce(sum(e.credits), 0)::int FROM enrollment e
                 WHERE e.student_id = p.student_id AND e.term = l.term) AS held_credits,
               (SELECT array_agg(e.lecture_id ORDER BY e.lecture_id) FROM enrollment e
@@ -303,8 +302,7 @@ export class Clearance implements OnModuleDestroy {
                   AND s.dates && m.dates AND s.lecture_id <> l.id
                 WHERE st.student_id = p.student_id AND st.term = l.term) AS clashes,
               c.claimed_credits, c.in_the_way,
-              ${heldSql('p.student_id', 'l.term')} AS held, ${untilSql('$5')} AS until,
-              ${stampSql} AS stamp
+              ${mirrorColumnsSql('p.student_id', 'l.term', this.config.maxCredits, '$5')}
          FROM unnest($1::varchar[]) AS p (student_id)
          JOIN lecture l ON l.id = $2
          CROSS JOIN LATERAL (

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { Pool } from 'pg';
-import type { ClaimStore } from './claims.store';
-import { MIRROR_MS, MirrorRow, heldSql, maxCreditsSql, mirrorOf, stampSql, termWindowsSql, untilSql } from './mirror.sql'; // prettier-ignore
+import type { ClaimStore, Claims } from './claims.store';
+import { MIRROR_MS, MirrorRow, mirrorColumnsSql, mirrorOf, termWindowsSql } from './mirror.sql';
 
 /** Joins gathered before one read: Join all's five joins of a student are one. */
 const GATHER_MS = 50;
@@ -29,7 +29,7 @@ export class MirrorWarmer {
     /** the service's MAX_CREDITS */
     private readonly maxCredits: number,
     /** whether the student's mirror is loaded and holds now (then it is not read again) */
-    private readonly holds: (m: Awaited<ReturnType<ClaimStore['read']>>['mirror']) => boolean,
+    private readonly holds: (m: Claims['mirror']) => boolean,
   ) {}
 
   warm(studentId: string, term: string): void {
@@ -72,9 +72,7 @@ export class MirrorWarmer {
     const versionOf = new Map(students.map((s, i) => [s, read[i].version]));
     const { rows } = await this.pool.query<MirrorRow>(
       `WITH ${termWindowsSql('$2::varchar')}
-       SELECT p.student_id, ${maxCreditsSql('p.student_id', '$2::varchar', this.maxCredits, true)} AS mirror_max,
-              ${heldSql('p.student_id', '$2::varchar')} AS held, ${untilSql('$3')} AS until,
-              ${stampSql} AS stamp
+       SELECT p.student_id, ${mirrorColumnsSql('p.student_id', '$2::varchar', this.maxCredits, '$3')}
          FROM unnest($1::varchar[]) AS p (student_id)`,
       [cold, term, MIRROR_MS],
     );

@@ -47,7 +47,7 @@ export const maxCreditsSql = (
 };
 
 /** The seats held, 'id:credits:primary' each. */
-export const heldSql = (student: string, term: string) =>
+const heldSql = (student: string, term: string) =>
   `(SELECT array_agg(e.lecture_id || ':' || coalesce(e.credits, 0) || ':' || (e.primary_id IS NULL)::int)
       FROM enrollment e WHERE e.student_id = ${student} AND e.term = ${term})`;
 
@@ -55,11 +55,19 @@ export const heldSql = (student: string, term: string) =>
  * Until when that limit holds (ms since the epoch): the window in force, and so the cap, may
  * change again at the term's boundary after the next; `ms` at most.
  */
-export const untilSql = (ms: string) =>
+const untilSql = (ms: string) =>
   `(extract(epoch FROM least(now() + ${ms} * interval '1 millisecond', ${boundaryAfter(NEXT)})) * 1000)::bigint`;
 
 /** The registration changes' version in the same snapshot: a limit or record changed, it moves. */
-export const stampSql = '(SELECT version::text FROM registration_changes)';
+const stampSql = '(SELECT version::text FROM registration_changes)';
+
+/**
+ * The columns of MirrorRow for `student` in `term` (`tw` the term's windows, `ms` the parameter
+ * holding MIRROR_MS): what the clearance's judgment and the read ahead both load.
+ */
+export const mirrorColumnsSql = (student: string, term: string, maxCredits: number, ms: string) =>
+  `${maxCreditsSql(student, term, maxCredits, true)} AS mirror_max,
+   ${heldSql(student, term)} AS held, ${untilSql(ms)} AS until, ${stampSql} AS stamp`;
 
 /** A student's row of those columns. */
 export interface MirrorRow {
