@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { EventLoopUtilization, performance } from 'node:perf_hooks';
 import { AppError } from '../common/error-codes';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { AdmissionChannel, ChannelEvent } from '../news/admission-channel';
@@ -6,6 +7,8 @@ import type { QueueStatusView } from '../queue/queue-status.view';
 import { QueueService } from '../queue/queue.service';
 import { LineStore } from '../line/line.store';
 import { positionIn } from '../line/line.types';
+import { MetricsService } from '../metrics/metrics.service';
+import { PositionPacing } from './position-pacing';
 import { Watch } from './watch';
 
 /** Positions are recomputed this often (API.md: a changed position at most once a second). */
@@ -40,12 +43,15 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
   /** Watches told by this turn's news to re-read, by lecture: read together (flushNews). */
   private readonly told = new Map<number, Set<Watch>>();
   private flushing?: NodeJS.Immediate;
+  private readonly pacing = new PositionPacing();
+  private loopSince?: EventLoopUtilization;
 
   constructor(
     private readonly queue: QueueService,
     private readonly line: LineStore,
     private readonly facts: LectureFactsService,
     private readonly channel: AdmissionChannel,
+    private readonly metrics: MetricsService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -231,13 +237,23 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.ticking) return;
     this.ticking = true;
     try {
-      await this.tickOnce(Date.now());
+      await this.tickOnce(Date.now(), this.positionEveryMs());
     } finally {
       this.ticking = false;
     }
   }
 
-  private async tickOnce(now: number): Promise<void> {
+  /** The time between one student's position frames, by how busy the loop was since the last tick. */
+  private positionEveryMs(): number {
+    const now = performance.eventLoopUtilization();
+    const busy = this.loopSince ? performance.eventLoopUtilization(now, this.loopSince).utilization : 0; // prettier-ignore
+    this.loopSince = now;
+    const every = this.pacing.next(busy);
+    this.metrics.positionInterval(every / 1000);
+    return every;
+  }
+
+  private async tickOnce(now: number, positionEveryMs: number): Promise<void> {
     await Promise.all(
       [...this.lectures].map(async ([lectureId, students]) => {
         try {
@@ -257,7 +273,10 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
           if (now >= facts.opensAt && !this.line.drawnSeen(lectureId)) {
             this.refreshPreQueued(lectureId, students);
           }
-          const waiting = watches.filter((w) => w.seq !== null);
+          // Waiting students whose position is due (half a tick early: the ticks' own jitter).
+          const waiting = watches.filter(
+            (w) => w.seq !== null && now - w.readAt >= positionEveryMs - TICK_MS / 2,
+          );
           if (waiting.length > 0) await this.updatePositions(lectureId, waiting);
           const due = watches.filter((w) => now - w.readAt >= REREAD_MS && !w.refreshing);
           if (due.length > 0) await this.reread(lectureId, due);

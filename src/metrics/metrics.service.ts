@@ -76,6 +76,12 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly positionEvery = new Gauge({
+    name: 'enroll_position_interval_seconds',
+    help: 'Time between a waiting student\'s position frames on the live streams: 1 s, up to 3 s while the event loop is saturated',
+    registers: [this.registry],
+  });
+
   private readonly autoTickets = new Gauge({
     name: 'enroll_auto_tickets_in_flight',
     help: 'Tickets of auto-enrolling students this instance granted whose enrolls still run (AUTO_ENROLL_IN_FLIGHT caps them)',
@@ -150,6 +156,10 @@ export class MetricsService {
 
   eventLoopUtilization(share: number): void {
     this.loopUtilization.set(share);
+  }
+
+  positionInterval(seconds: number): void {
+    this.positionEvery.set(seconds);
   }
 
   autoTicketsInFlight(n: number): void {
