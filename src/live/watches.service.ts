@@ -8,7 +8,7 @@ import { QueueService } from '../queue/queue.service';
 import { LineStore } from '../line/line.store';
 import { positionIn } from '../line/line.types';
 import { MetricsService } from '../metrics/metrics.service';
-import { PositionPacing } from './position-pacing';
+import { POSITION_MIN_MS, PositionPacing } from './position-pacing';
 import { Watch } from './watch';
 
 /** Positions are recomputed this often (API.md: a changed position at most once a second). */
@@ -56,6 +56,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     this.channel.onEvent((e) => this.onChannel(e));
+    this.metrics.positionInterval(POSITION_MIN_MS / 1000);
     this.timer = setInterval(() => void this.tick(), TICK_MS);
     this.timer.unref();
   }
