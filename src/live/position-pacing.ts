@@ -1,10 +1,11 @@
+/** The live tick: positions are recomputed this often (API.md: at most once a second). */
+export const POSITION_TICK_MS = 1000;
 /** A changed position is sent at most once a second (API.md)… */
 export const POSITION_MIN_MS = 1000;
-/**
- * …and, however busy the service, at least every 5 s: 3 s leaves room for the position tick's
- * own delay on a loaded event loop, before the 4 s re-read (watches.service.ts) would send it.
- */
+/** …and while the event loop is saturated, at most this far apart… */
 export const POSITION_MAX_MS = 3000;
+/** …always within API.md's "at least every 5 s", with half a second to spare. */
+export const POSITION_DEADLINE_MS = 4500;
 /**
  * Two ticks in a row busier than this double the time between one student's position frames
  * (one busy second alone, a collection or a burst of joins, changes nothing)…
@@ -36,4 +37,17 @@ export class PositionPacing {
     this.busyBefore = busy;
     return this.everyMs;
   }
+}
+
+/**
+ * The interval a tick may use and still send every waiting student a position within the
+ * deadline. A watch sent at one tick is due at the first tick that starts `everyMs` less half a
+ * tick later (its ticks' own jitter); that tick may start up to one tick gap after that and reach
+ * the watch up to one tick's duration into it. Slow ticks (a saturated loop, Redis answering
+ * late) leave less room, and below a second every tick sends, as without pacing. The last tick's
+ * gap and duration stand for the next ones'.
+ */
+export function withinDeadline(everyMs: number, tickGapMs: number, tickMs: number): number {
+  const room = POSITION_DEADLINE_MS + POSITION_TICK_MS / 2 - tickGapMs - tickMs;
+  return Math.max(POSITION_MIN_MS, Math.min(everyMs, room));
 }

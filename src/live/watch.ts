@@ -26,6 +26,8 @@ export class Watch {
   refreshing: false | 'running' | 'again' = false;
   /** when the status shown was last read from Redis (a re-read is due REREAD_MS after) */
   readAt = Date.now();
+  /** WAITING: the start of the position tick that last sent it its position (performance.now()) */
+  positionAt = -Infinity;
   /** when a status was last shown (a batched re-read older than that is not shown) */
   shownAt = 0;
   /** the lecture closed (or was deleted): nothing more will change */

@@ -8,11 +8,14 @@ import { QueueService } from '../queue/queue.service';
 import { LineStore } from '../line/line.store';
 import { positionIn } from '../line/line.types';
 import { MetricsService } from '../metrics/metrics.service';
-import { POSITION_MIN_MS, PositionPacing } from './position-pacing';
+import {
+  POSITION_MIN_MS,
+  POSITION_TICK_MS,
+  PositionPacing,
+  withinDeadline,
+} from './position-pacing';
 import { Watch } from './watch';
 
-/** Positions are recomputed this often (API.md: a changed position at most once a second). */
-const TICK_MS = 1000;
 /** API.md v3: every open stream's status is read again at least every 5 s, whatever it shows. */
 const REREAD_MS = 4000;
 /** Students per batched re-read (places-9.lua): a bounded time in Redis per call. */
@@ -45,6 +48,8 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
   private flushing?: NodeJS.Immediate;
   private readonly pacing = new PositionPacing();
   private loopSince?: EventLoopUtilization;
+  /** the last position tick: when it started (performance.now()) and how long it took */
+  private lastTick?: { at: number; ms: number };
 
   constructor(
     private readonly queue: QueueService,
@@ -57,7 +62,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
   onApplicationBootstrap(): void {
     this.channel.onEvent((e) => this.onChannel(e));
     this.metrics.positionInterval(POSITION_MIN_MS / 1000);
-    this.timer = setInterval(() => void this.tick(), TICK_MS);
+    this.timer = setInterval(() => void this.tick(), POSITION_TICK_MS);
     this.timer.unref();
   }
 
@@ -237,24 +242,31 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
   private async tick(): Promise<void> {
     if (this.ticking) return;
     this.ticking = true;
+    const tickAt = performance.now();
     try {
-      await this.tickOnce(Date.now(), this.positionEveryMs());
+      await this.tickOnce(Date.now(), tickAt, this.positionEveryMs(tickAt));
     } finally {
+      this.lastTick = { at: tickAt, ms: performance.now() - tickAt };
       this.ticking = false;
     }
   }
 
-  /** The time between one student's position frames, by how busy the loop was since the last tick. */
-  private positionEveryMs(): number {
-    const now = performance.eventLoopUtilization();
-    const busy = this.loopSince ? performance.eventLoopUtilization(now, this.loopSince).utilization : 0; // prettier-ignore
-    this.loopSince = now;
-    const every = this.pacing.next(busy);
+  /**
+   * The time between one student's position frames: by how busy the loop was since the last
+   * tick, and no longer than the last tick's gap and duration leave within the deadline.
+   */
+  private positionEveryMs(tickAt: number): number {
+    const loop = performance.eventLoopUtilization();
+    const busy = this.loopSince ? performance.eventLoopUtilization(loop, this.loopSince).utilization : 0; // prettier-ignore
+    this.loopSince = loop;
+    const paced = this.pacing.next(busy);
+    const gap = this.lastTick ? tickAt - this.lastTick.at : POSITION_TICK_MS;
+    const every = withinDeadline(paced, gap, this.lastTick?.ms ?? 0);
     this.metrics.positionInterval(every / 1000);
     return every;
   }
 
-  private async tickOnce(now: number, positionEveryMs: number): Promise<void> {
+  private async tickOnce(now: number, tickAt: number, positionEveryMs: number): Promise<void> {
     await Promise.all(
       [...this.lectures].map(async ([lectureId, students]) => {
         try {
@@ -274,11 +286,12 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
           if (now >= facts.opensAt && !this.line.drawnSeen(lectureId)) {
             this.refreshPreQueued(lectureId, students);
           }
-          // Waiting students whose position is due (half a tick early: the ticks' own jitter).
+          // Waiting students whose position is due, counted from the tick that last sent it
+          // (half a tick early: the ticks' own jitter).
           const waiting = watches.filter(
-            (w) => w.seq !== null && now - w.readAt >= positionEveryMs - TICK_MS / 2,
+            (w) => w.seq !== null && tickAt - w.positionAt >= positionEveryMs - POSITION_TICK_MS / 2, // prettier-ignore
           );
-          if (waiting.length > 0) await this.updatePositions(lectureId, waiting);
+          if (waiting.length > 0) await this.updatePositions(lectureId, waiting, tickAt);
           const due = watches.filter((w) => now - w.readAt >= REREAD_MS && !w.refreshing);
           if (due.length > 0) await this.reread(lectureId, due);
         } catch (err) {
@@ -325,7 +338,11 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  private async updatePositions(lectureId: number, waiting: Watch[]): Promise<void> {
+  private async updatePositions(
+    lectureId: number,
+    waiting: Watch[],
+    tickAt: number,
+  ): Promise<void> {
     const shape = await this.line.positions(lectureId);
     for (const w of waiting) {
       const position = positionIn(shape, w.seq!);
@@ -333,6 +350,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
       if (position === null) void this.refresh(w);
       else {
         w.readAt = Date.now(); // the queue's shape, just read, is this student's status
+        w.positionAt = tickAt;
         this.show(w, await this.queue.waitingView(lectureId, w.studentId, position, shape), w.seq);
       }
     }

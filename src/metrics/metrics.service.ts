@@ -78,7 +78,7 @@ export class MetricsService {
 
   private readonly positionEvery = new Gauge({
     name: 'enroll_position_interval_seconds',
-    help: 'Time between a waiting student\'s position frames on the live streams: 1 s, up to 3 s while the event loop is saturated',
+    help: "Time a waiting student's changed position may wait for its frame on the live streams: 1 s; 2, then 3 s after two seconds in a row over 90% busy, halved back by one under 60%; shorter when slow position ticks would leave a position waiting past 5 s",
     registers: [this.registry],
   });
 
