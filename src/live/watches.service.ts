@@ -350,8 +350,8 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
       if (position === null) void this.refresh(w);
       else {
         w.readAt = Date.now(); // the queue's shape, just read, is this student's status
-        w.positionAt = tickAt;
         this.show(w, await this.queue.waitingView(lectureId, w.studentId, position, shape), w.seq);
+        w.positionAt = tickAt; // shown: a view that failed leaves it due at the next tick
       }
     }
   }
