@@ -78,6 +78,7 @@ async function setUpMorning(
     /** the student's own opening (ms); until it is set, nothing they see is a loss */
     opensAt: Infinity,
     settledAt: null,
+    settledLast: null,
     firstTicketAt: null,
     frames: 0,
     /** tickets the student gave back unused (at the credit limit, or a preferred lecture held) */
@@ -231,10 +232,18 @@ function finalSeconds(students) {
   const finals = students
     .filter((s) => s.settledAt !== null)
     .map((s) => Math.max(0, s.settledAt - s.opensAt));
+  const p99 = percentile(finals, 99);
+  // How the students at or past the p99 settled their last place (what the p99 waits for).
+  const slowestLast = {};
+  for (const s of students) {
+    if (s.settledAt === null || s.settledAt - s.opensAt < p99) continue;
+    slowestLast[s.settledLast] = (slowestLast[s.settledLast] ?? 0) + 1;
+  }
   return {
     p50: percentile(finals, 50) / 1000,
-    p99: percentile(finals, 99) / 1000,
+    p99: p99 / 1000,
     settled: finals.length,
+    slowestLast,
     beforeOpening: students.filter((s) => s.settledAt !== null && s.settledAt < s.opensAt).length,
   };
 }
@@ -379,6 +388,7 @@ function settle(run, s, id, how) {
   s.settled.set(id, how);
   if (s.settled.size === s.plan.length && s.settledAt === null) {
     s.settledAt = Date.now();
+    s.settledLast = how.replace(/:.*/, '');
     run.settled += 1;
   }
 }
