@@ -120,6 +120,9 @@ export class Holds {
     try {
       const students = change === '' ? [] : holds.map((h) => h.studentId);
       await this.facts.recordSeats(lecture, change, students);
+      // Its waiting students learn now that nothing is left to wait for, not at their next
+      // position (Redis has the seat already: whoever reads on hearing it sees it).
+      if (change === 'enrolled' && lecture.seatsLeft === 0) await this.channel.lectureFull(lecture.id); // prettier-ignore
       if (change !== 'cancelled') await this.line.release(lecture.id, holds);
       await this.slotFreed(lecture.id);
       return true;

@@ -46,6 +46,14 @@ export class LectureFactsService {
     return hit && 'facts' in hit ? hit.facts : undefined;
   }
 
+  /**
+   * The lecture is full, as an instance that took its last seat said (after Redis had it): a
+   * copy here still showing a seat is read again by its next reader, not trusted for CACHE_MS.
+   */
+  heardFull(id: number): void {
+    if ((this.peek(id)?.seatsLeft ?? 0) > 0) this.cache.delete(id);
+  }
+
   /** The lecture's facts, or LECTURE_NOT_FOUND. */
   async get(id: number): Promise<LectureFacts> {
     const hit = this.cache.get(id);

@@ -131,6 +131,25 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     else if (e.kind === 'admitted') {
       each(e.students, (w) => void this.admitted(w, e.expiresAt, e.waiting));
     } else if (e.kind === 'drawn') this.refreshPreQueued(e.lectureId, students);
+    else if (e.kind === 'full') this.lectureFull(e.lectureId, students);
+  }
+
+  /**
+   * The lecture's last seat was taken, on any instance: its waiting students see `seatsLeft: 0`
+   * now (nothing left to wait for: their lecture streams end, their pages move on), not at
+   * their next position, which a saturated loop paces up to 3 s apart. One read of the queue's
+   * shape for all of them, as a position tick.
+   */
+  private lectureFull(lectureId: number, students: Map<string, Set<Watch>>): void {
+    this.facts.heardFull(lectureId);
+    const waiting = [...students.values()].flatMap(
+      (set) =>
+      [...set].filter((w) => w.seq !== null && w.status?.status === 'WAITING' && w.status.seatsLeft > 0), // prettier-ignore
+    );
+    if (waiting.length === 0) return;
+    this.updatePositions(lectureId, waiting, performance.now()).catch((err: Error) => {
+      this.logger.warn(`live status of lecture ${lectureId}: ${err.message}`);
+    });
   }
 
   /**

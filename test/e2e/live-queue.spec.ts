@@ -1,3 +1,4 @@
+import { Watches } from '../../src/live/watches.service';
 import { AdmissionService } from '../../src/queue/admission.service';
 import { createLecture, enroll, join, leave, queueStatus } from '../helpers/api';
 import { SseClient } from '../helpers/sse';
@@ -97,6 +98,21 @@ describe('Live queue: GET /lectures/:id/queue/events (server push)', () => {
     expect(s.events.map((e) => e.data)).toEqual([
       expect.objectContaining({ status: 'WAITING', seatsLeft: 0 }),
     ]);
+  });
+
+  it('the last seat taken on another instance reaches the waiting at once, not at a position tick', async () => {
+    const { id } = await createLecture(a.url, { capacity: 1, admission: { maxActiveTickets: 1 } });
+    await join(a.url, id, 'f1');
+    await join(a.url, id, 'f2');
+    // An instance whose position tick is stopped: only the news of the seat can reach f2.
+    const quiet = await ctx.startApp({ admission: { mode: 'pubsub', intervalMs: 60_000 } });
+    quiet.app.get(Watches).onModuleDestroy();
+    const s = await open(quiet, id, 'f2');
+    expect(status(await s.next(isStatus('WAITING')))).toMatchObject({ position: 1, seatsLeft: 1 });
+    expect((await enroll(a.url, id, 'f1')).status).toBe(201);
+    const full = await s.next((e) => status(e).seatsLeft === 0, 3000);
+    expect(status(full)).toMatchObject({ status: 'WAITING', position: 1 });
+    await s.ended; // nothing left to wait for
   });
 
   it('the newest stream of a student wins, across instances', async () => {
