@@ -45,7 +45,8 @@ export class HoldRecovery {
     if (!settled) return;
     const { facts, holders, lapsed } = settled;
     // Seats first, then the holds' end: the seat taken is never counted as room meanwhile.
-    await this.facts.recordSeats(facts, 'enrolled', holders);
+    const written = await this.facts.recordSeats(facts, 'enrolled', holders);
+    if (written && facts.seatsLeft === 0) await this.channel.lectureFull(lectureId, facts.version);
     const held = new Set(holders);
     await this.line.release(
       lectureId,

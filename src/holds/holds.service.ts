@@ -119,10 +119,13 @@ export class Holds {
   private async record(lecture: LectureFacts, change: SeatChange, holds: HoldRef[]) {
     try {
       const students = change === '' ? [] : holds.map((h) => h.studentId);
-      await this.facts.recordSeats(lecture, change, students);
-      // Its waiting students learn now that nothing is left to wait for, not at their next
-      // position (Redis has the seat already: whoever reads on hearing it sees it).
-      if (change === 'enrolled' && lecture.seatsLeft === 0) await this.channel.lectureFull(lecture.id); // prettier-ignore
+      const written = await this.facts.recordSeats(lecture, change, students);
+      // The last seat: its waiting students learn now that nothing is left to wait for, not at
+      // their next position. Said once Redis has it, and only if Redis took this version (a
+      // newer one, a seat given back meanwhile, may stand there).
+      if (written && change === 'enrolled' && lecture.seatsLeft === 0) {
+        await this.channel.lectureFull(lecture.id, lecture.version);
+      }
       if (change !== 'cancelled') await this.line.release(lecture.id, holds);
       await this.slotFreed(lecture.id);
       return true;

@@ -29,6 +29,8 @@ export class LectureFactsService {
   private readonly logger = new Logger(LectureFactsService.name);
   private readonly cache = new LRUCache<number, Cached>({ max: CACHE_SIZE, ttl: CACHE_MS });
   private readonly reloads = new Map<number, Promise<LectureFacts | null>>();
+  /** Lectures heard full at a version this instance has not read yet: no older copy is kept. */
+  private readonly notBefore = new LRUCache<number, number>({ max: CACHE_SIZE });
   /** Lectures committed in PostgreSQL whose facts Redis could not take; retried by the cron. */
   private readonly unsynced = new Set<number>();
   private maxId = { value: 0, at: 0, pending: undefined as Promise<number> | undefined };
@@ -47,11 +49,24 @@ export class LectureFactsService {
   }
 
   /**
-   * The lecture is full, as an instance that took its last seat said (after Redis had it): a
-   * copy here still showing a seat is read again by its next reader, not trusted for CACHE_MS.
+   * An instance took the lecture's last seat, recorded in Redis as `version` before it said so:
+   * a copy here older than that is not trusted for CACHE_MS, and a read already on its way (sent
+   * before the seat reached Redis) is not kept either.
    */
-  heardFull(id: number): void {
-    if ((this.peek(id)?.seatsLeft ?? 0) > 0) this.cache.delete(id);
+  heardFull(id: number, version: number): void {
+    if ((this.peek(id)?.version ?? -1) >= version) return;
+    this.cache.delete(id);
+    this.notBefore.set(id, Math.max(version, this.notBefore.get(id) ?? 0));
+  }
+
+  /** Keeps a copy of the facts for CACHE_MS, unless news said a newer version is in Redis. */
+  private remember(facts: LectureFacts): void {
+    const floor = this.notBefore.get(facts.id);
+    if (floor !== undefined) {
+      if (facts.version < floor) return;
+      this.notBefore.delete(facts.id);
+    }
+    this.cache.set(facts.id, { facts });
   }
 
   /** The lecture's facts, or LECTURE_NOT_FOUND. */
@@ -66,8 +81,11 @@ export class LectureFactsService {
     const read = await this.store.read(id);
     const facts =
       read.facts ?? (read.known || (await this.mayExist(id)) ? await this.reload(id) : null);
-    this.cache.set(id, facts ? { facts } : { missing: true });
-    if (!facts) throw lectureNotFound(id);
+    if (!facts) {
+      this.cache.set(id, { missing: true });
+      throw lectureNotFound(id);
+    }
+    this.remember(facts);
     return facts;
   }
 
@@ -94,7 +112,7 @@ export class LectureFactsService {
    * that still works, and rebuilt from PostgreSQL by the next reader or the cron's retry.
    */
   async publish(facts: LectureFacts): Promise<void> {
-    this.cache.set(facts.id, { facts });
+    this.remember(facts);
     try {
       await this.store.record(facts);
     } catch (err) {
@@ -108,16 +126,22 @@ export class LectureFactsService {
     }
   }
 
-  /** Records a committed seat change (enroll, cancel, recovery). Throws when Redis fails. */
-  async recordSeats(facts: LectureFacts, change: SeatChange, students: string[]): Promise<void> {
-    await this.store.record(facts, change, students);
+  /**
+   * Records a committed seat change (enroll, cancel, recovery). Throws when Redis fails; false
+   * when Redis kept the facts it had (a newer commit's, or none).
+   */
+  async recordSeats(facts: LectureFacts, change: SeatChange, students: string[]): Promise<boolean> {
+    const written = await this.store.record(facts, change, students);
     if (change !== '') await this.seatWatch.changed(facts, students);
-    // The committed row is the newest word unless a newer one is cached: keeping it (rather than
-    // forgetting the lecture) spares every join of a stampede an HGETALL after each enroll.
+    // The committed row is the newest word unless a newer one is cached or in Redis: keeping it
+    // (rather than forgetting the lecture) spares every join of a stampede an HGETALL after
+    // each enroll.
     const hit = this.cache.get(facts.id);
     const cached = hit && 'facts' in hit ? hit.facts : undefined;
-    if (cached && cached.version > facts.version) return;
-    this.cache.set(facts.id, { facts });
+    if (cached && cached.version > facts.version) return written;
+    if (written) this.remember(facts);
+    else this.cache.delete(facts.id);
+    return written;
   }
 
   /**

@@ -24,13 +24,17 @@ export class LectureFactsStore {
     return { facts: fromHash(id, hash), known: Object.keys(hash).length > 0 };
   }
 
-  /** Records a committed row, and what it did to these students' seats. */
+  /**
+   * Records a committed row, and what it did to these students' seats. False when Redis kept
+   * the facts it had: a newer version, or none (rebuilt from PostgreSQL by the next reader).
+   */
   async record(facts: LectureFacts, change: SeatChange = '', students: string[] = []) {
     const k = lectureKeys(facts.id);
-    await this.redis.recordLecture(
+    const written = await this.redis.recordLecture(
       k.facts, k.enrolled,
       facts.version, change, students.length, ...students, ...toHashFields(facts),
     ); // prettier-ignore
+    return written === 1;
   }
 
   /** Rebuilds facts and holders from one snapshot; false when Redis saw a newer version. */

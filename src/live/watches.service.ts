@@ -122,6 +122,8 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
 
   private onChannel(e: ChannelEvent): void {
     if (!('lectureId' in e)) return;
+    // Whether or not a stream here shows the lecture: joins read the same facts.
+    if (e.kind === 'full') this.facts.heardFull(e.lectureId, e.version);
     const students = this.lectures.get(e.lectureId);
     if (!students) return;
     const each = (ids: string[], f: (w: Watch) => void) => {
@@ -137,19 +139,19 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
   /**
    * The lecture's last seat was taken, on any instance: its waiting students see `seatsLeft: 0`
    * now (nothing left to wait for: their lecture streams end, their pages move on), not at
-   * their next position, which a saturated loop paces up to 3 s apart. One read of the queue's
-   * shape for all of them, as a position tick.
+   * their next position, which a saturated loop paces up to 3 s apart — one read of the queue's
+   * shape for all of them, as a position tick. Watches of students not in the queue that still
+   * show a seat (a term stream's planned lecture) re-read, batched.
    */
-  private lectureFull(lectureId: number, students: Map<string, Set<Watch>>): void {
-    this.facts.heardFull(lectureId);
-    const waiting = [...students.values()].flatMap(
-      (set) =>
-      [...set].filter((w) => w.seq !== null && w.status?.status === 'WAITING' && w.status.seatsLeft > 0), // prettier-ignore
-    );
-    if (waiting.length === 0) return;
-    this.updatePositions(lectureId, waiting, performance.now()).catch((err: Error) => {
-      this.logger.warn(`live status of lecture ${lectureId}: ${err.message}`);
-    });
+  private lectureFull(lectureId: number, students: Map<string, Set<Watch>>) {
+    const watches = [...students.values()].flatMap((set) => [...set]);
+    const showingSeats = (w: Watch, status: QueueStatusView['status']) =>
+      w.status?.status === status && w.status.seatsLeft > 0;
+    const waiting = watches.filter((w) => w.seq !== null && showingSeats(w, 'WAITING'));
+    const notQueued = watches.filter((w) => showingSeats(w, 'NOT_QUEUED') && !w.refreshing);
+    const warn = (err: Error) => this.logger.warn(`live status of lecture ${lectureId}: ${err.message}`); // prettier-ignore
+    if (waiting.length > 0) this.updatePositions(lectureId, waiting, performance.now(), true).catch(warn); // prettier-ignore
+    if (notQueued.length > 0) this.reread(lectureId, notQueued).catch(warn);
   }
 
   /**
@@ -357,21 +359,31 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
+  /**
+   * Waiting students' statuses from one read of the queue's shape. Between ticks (`news`: the
+   * lecture filled) a student sent a position less than a second ago keeps it: a changed
+   * position goes out at most once a second (API.md), the rest of the status at once.
+   */
   private async updatePositions(
     lectureId: number,
     waiting: Watch[],
     tickAt: number,
+    news = false,
   ): Promise<void> {
     const shape = await this.line.positions(lectureId);
     for (const w of waiting) {
-      const position = positionIn(shape, w.seq!);
+      const now = positionIn(shape, w.seq!);
       // Not in the queue any more (admitted, left): its own status says what it is now.
-      if (position === null) void this.refresh(w);
-      else {
-        w.readAt = Date.now(); // the queue's shape, just read, is this student's status
-        this.show(w, await this.queue.waitingView(lectureId, w.studentId, position, shape), w.seq);
-        w.positionAt = tickAt; // shown: a view that failed leaves it due at the next tick
+      if (now === null) {
+        void this.refresh(w);
+        continue;
       }
+      const shown = w.status?.position ?? null;
+      const keep = news && shown !== null && tickAt - w.positionAt < POSITION_MIN_MS;
+      w.readAt = Date.now(); // the queue's shape, just read, is this student's status
+      const view = await this.queue.waitingView(lectureId, w.studentId, keep ? shown : now, shape);
+      this.show(w, view, w.seq);
+      if (!keep) w.positionAt = tickAt; // shown: a view that failed leaves it due at the next tick
     }
   }
 }

@@ -17,8 +17,8 @@ export type LectureEvent =
   | { kind: 'stream'; lectureId: number; student: string; streamId: string; openedAt: number }
   /** the pre-queue was drawn into the queue: pre-queued students' streams re-read */
   | { kind: 'drawn'; lectureId: number }
-  /** the lecture's last seat was taken: its waiting students' streams show it at once */
-  | { kind: 'full'; lectureId: number };
+  /** the lecture's last seat was taken, recorded in Redis as `version`: streams show it at once */
+  | { kind: 'full'; lectureId: number; version: number };
 
 /** What one instance hears about one student's term (a term stream's news). */
 export type TermEvent =
@@ -42,7 +42,7 @@ type Listener = (event: ChannelEvent) => void;
  * "a slot may have freed in lecture N", and in keyspace mode Redis's own ticket-expiry events),
  * and the news live streams need from whichever instance caused it. Messages are
  * `<lecture>` (a slot), `<lecture> s <student>...`, `<lecture> a <expiresAt> <waiting> <student>...`
- * or `<lecture> o <student> <streamId> <openedAt>`, `<lecture> d` (drawn) or `<lecture> f` (full); a term's news is
+ * or `<lecture> o <student> <streamId> <openedAt>`, `<lecture> d` (drawn) or `<lecture> f <version>` (full); a term's news is
  * `t:<term> o <student> <streamId> <openedAt>` or `t:<term> c <student> <lecture>...`.
  * Events can be lost (Pub/Sub only reaches connected subscribers) or repeated; the admission
  * script recomputes everything, streams re-read what they show, and the cron is the safety net.
@@ -120,9 +120,12 @@ export class AdmissionChannel implements OnApplicationShutdown {
     await this.publish(lectureTopic(lectureId), `${lectureId} d`);
   }
 
-  /** Tells every instance the lecture's last seat was taken. Never throws. */
-  async lectureFull(lectureId: number): Promise<void> {
-    await this.publish(lectureTopic(lectureId), `${lectureId} f`);
+  /**
+   * Tells every instance the lecture's last seat was taken, in the facts of `version` (already
+   * in Redis). Never throws.
+   */
+  async lectureFull(lectureId: number, version: number): Promise<void> {
+    await this.publish(lectureTopic(lectureId), `${lectureId} f ${version}`);
   }
 
   /** Tells every instance this student opened a live stream. Never throws. */
@@ -205,7 +208,10 @@ export class AdmissionChannel implements OnApplicationShutdown {
     if (kind === undefined) return { kind: 'slot', lectureId };
     if (kind === 's') return { kind: 'students', lectureId, students: rest };
     if (kind === 'd') return { kind: 'drawn', lectureId };
-    if (kind === 'f') return { kind: 'full', lectureId };
+    if (kind === 'f') {
+      const version = Number(rest[0]);
+      return Number.isSafeInteger(version) ? { kind: 'full', lectureId, version } : undefined;
+    }
     if (kind === 'o') {
       // A message without the time (an older instance during a rolling start) counts as newest.
       const openedAt = rest[2] === undefined ? Infinity : Number(rest[2]);

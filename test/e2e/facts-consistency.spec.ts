@@ -114,6 +114,27 @@ describe('Lecture facts in Redis', () => {
     expect(await ctx.redis.hget(lectureKeys(id).facts, 'seatsLeft')).toBe('3');
   });
 
+  it('news of the last seat keeps no older copy of the facts, not even one a read already on its way brings back', async () => {
+    const { id } = await createLecture(a.url, { capacity: 1 });
+    await join(a.url, id, 'last');
+    await admitAll(id);
+    const facts = b.app.get(LectureFactsService);
+    const heard = jest.spyOn(facts, 'heardFull');
+    // b's read of the facts is answered (a seat left), then the seat is taken on a, which says
+    // so, and only then does the read's answer reach b.
+    const store = b.app.get(LectureFactsStore);
+    const read = store.read.bind(store);
+    jest.spyOn(store, 'read').mockImplementationOnce(async (lectureId) => {
+      const before = await read(lectureId);
+      expect((await enroll(a.url, id, 'last')).status).toBe(201);
+      await eventually(async () => heard.mock.calls.length > 0, 10_000);
+      return before;
+    });
+    expect((await facts.get(id)).seatsLeft).toBe(1); // what it read, to the reader that sent it
+    expect(facts.peek(id)).toBeUndefined(); // but not kept for the next
+    expect((await facts.get(id)).seatsLeft).toBe(0);
+  });
+
   it('after Redis loses a lecture, 100 concurrent readers cause one rebuild', async () => {
     const { id } = await createLecture(a.url, { capacity: 3 });
     await ctx.redis.del(lectureKeys(id).facts);
