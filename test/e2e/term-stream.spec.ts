@@ -208,6 +208,24 @@ describe('One live stream per student and term (API.md v3, registration morning)
     await s.ended;
   });
 
+  it("a planned lecture's last seat, taken on another instance, is shown at once, not at a re-read", async () => {
+    const x = await lecture({ capacity: 1 });
+    await putPlan(a.url, 't-full', [x.id]);
+    // An instance whose tick (positions, and the re-read every 4 s) is stopped: only news can
+    // reach its stream.
+    const quiet = await ctx.startApp({ admission: { intervalMs: 60_000, mode: 'cron' } });
+    quiet.app.get(Watches).onModuleDestroy();
+    const s = await open(quiet.url, 't-full');
+    expect(status(await s.next(of(x.id, 'NOT_QUEUED')))).toMatchObject({ seatsLeft: 1 });
+    await join(a.url, x.id, 't-full-other');
+    await admit(a, x.id);
+    expect((await enroll(a.url, x.id, 't-full-other')).status).toBe(201);
+    // 10 s: cannot flake on a loaded machine; with the tick stopped, only the news brings it.
+    const full = await s.next((e) => e.event === 'status' && status(e).seatsLeft === 0, 10_000);
+    expect(status(full)).toMatchObject({ lectureId: x.id, status: 'NOT_QUEUED' });
+    await s.next(isEnd); // nothing left to wait for
+  });
+
   it('a closed lecture is sent once as an error and not read again (API.md v4, Corrections)', async () => {
     const x = await lecture(); // planned with seats left: the stream stays open
     const gone = await lecture({ opensAt: new Date(Date.now() - 7200_000).toISOString(), closesAt: new Date(Date.now() + 1500).toISOString() }); // prettier-ignore
