@@ -10,6 +10,8 @@ import { SeatWatch } from './seat-watch';
 
 /** How long an instance trusts its own copy of a lecture's facts before asking Redis again. */
 const CACHE_MS = 500;
+/** How long news of a version keeps older copies out: longer than a read on its way takes. */
+const NEWS_FLOOR_MS = 5000;
 /** Lectures one instance keeps facts of; ids clients make up never stay longer than CACHE_MS. */
 const CACHE_SIZE = 10_000;
 /** How often at most an id above every known lecture sends PostgreSQL a max(id) query. */
@@ -30,7 +32,7 @@ export class LectureFactsService {
   private readonly cache = new LRUCache<number, Cached>({ max: CACHE_SIZE, ttl: CACHE_MS });
   private readonly reloads = new Map<number, Promise<LectureFacts | null>>();
   /** Lectures heard full at a version this instance has not read yet: no older copy is kept. */
-  private readonly notBefore = new LRUCache<number, number>({ max: CACHE_SIZE });
+  private readonly notBefore = new LRUCache<number, number>({ max: CACHE_SIZE, ttl: NEWS_FLOOR_MS }); // prettier-ignore
   /** Lectures committed in PostgreSQL whose facts Redis could not take; retried by the cron. */
   private readonly unsynced = new Set<number>();
   private maxId = { value: 0, at: 0, pending: undefined as Promise<number> | undefined };
@@ -50,23 +52,21 @@ export class LectureFactsService {
 
   /**
    * An instance took the lecture's last seat, recorded in Redis as `version` before it said so:
-   * a copy here older than that is not trusted for CACHE_MS, and a read already on its way (sent
-   * before the seat reached Redis) is not kept either.
+   * a copy here older than that is not trusted for CACHE_MS, and for NEWS_FLOOR_MS no older one
+   * is kept (a read, a rebuild or an edit's record already on its way when the news came).
    */
   heardFull(id: number, version: number): void {
-    if ((this.peek(id)?.version ?? -1) >= version) return;
-    this.cache.delete(id);
     this.notBefore.set(id, Math.max(version, this.notBefore.get(id) ?? 0));
+    if ((this.peek(id)?.version ?? -1) < version) this.cache.delete(id);
   }
 
-  /** Keeps a copy of the facts for CACHE_MS, unless news said a newer version is in Redis. */
+  /**
+   * Keeps a copy of the facts for CACHE_MS: never one older than the copy kept already, nor
+   * than a version news said Redis holds (whoever read it still gets what they read).
+   */
   private remember(facts: LectureFacts): void {
-    const floor = this.notBefore.get(facts.id);
-    if (floor !== undefined) {
-      if (facts.version < floor) return;
-      this.notBefore.delete(facts.id);
-    }
-    this.cache.set(facts.id, { facts });
+    const newest = Math.max(this.peek(facts.id)?.version ?? -1, this.notBefore.get(facts.id) ?? -1); // prettier-ignore
+    if (facts.version >= newest) this.cache.set(facts.id, { facts });
   }
 
   /** The lecture's facts, or LECTURE_NOT_FOUND. */
@@ -135,12 +135,9 @@ export class LectureFactsService {
     if (change !== '') await this.seatWatch.changed(facts, students);
     // The committed row is the newest word unless a newer one is cached or in Redis: keeping it
     // (rather than forgetting the lecture) spares every join of a stampede an HGETALL after
-    // each enroll.
-    const hit = this.cache.get(facts.id);
-    const cached = hit && 'facts' in hit ? hit.facts : undefined;
-    if (cached && cached.version > facts.version) return written;
+    // each enroll. Redis holding a newer one than any copy here: the next reader reads it.
     if (written) this.remember(facts);
-    else this.cache.delete(facts.id);
+    else if ((this.peek(facts.id)?.version ?? -1) <= facts.version) this.cache.delete(facts.id);
     return written;
   }
 

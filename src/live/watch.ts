@@ -28,6 +28,8 @@ export class Watch {
   readAt = Date.now();
   /** WAITING: the start of the position tick that last sent it its position (performance.now()) */
   positionAt = -Infinity;
+  /** WAITING: when its position was last shown (performance.now()): news keeps it within a second */
+  positionSentAt = -Infinity;
   /** when a status was last shown (a batched re-read older than that is not shown) */
   shownAt = 0;
   /** the lecture closed (or was deleted): nothing more will change */

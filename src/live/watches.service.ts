@@ -122,7 +122,8 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
 
   private onChannel(e: ChannelEvent): void {
     if (!('lectureId' in e)) return;
-    // Whether or not a stream here shows the lecture: joins read the same facts.
+    // Whether or not a stream here shows the lecture (on a cluster, only an instance following
+    // it hears): joins read the same facts.
     if (e.kind === 'full') this.facts.heardFull(e.lectureId, e.version);
     const students = this.lectures.get(e.lectureId);
     if (!students) return;
@@ -148,10 +149,13 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     const showingSeats = (w: Watch, status: QueueStatusView['status']) =>
       w.status?.status === status && w.status.seatsLeft > 0;
     const waiting = watches.filter((w) => w.seq !== null && showingSeats(w, 'WAITING'));
-    const notQueued = watches.filter((w) => showingSeats(w, 'NOT_QUEUED') && !w.refreshing);
+    const notQueued = watches.filter((w) => showingSeats(w, 'NOT_QUEUED'));
     const warn = (err: Error) => this.logger.warn(`live status of lecture ${lectureId}: ${err.message}`); // prettier-ignore
     if (waiting.length > 0) this.updatePositions(lectureId, waiting, performance.now(), true).catch(warn); // prettier-ignore
-    if (notQueued.length > 0) this.reread(lectureId, notQueued).catch(warn);
+    // One re-reading already (its read may predate the seat) reads once more after it.
+    for (const w of notQueued) if (w.refreshing) void this.refresh(w);
+    const idle = notQueued.filter((w) => !w.refreshing);
+    if (idle.length > 0) this.reread(lectureId, idle).catch(warn);
   }
 
   /**
@@ -370,8 +374,12 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     tickAt: number,
     news = false,
   ): Promise<void> {
+    const readAt = Date.now();
     const shape = await this.line.positions(lectureId);
     for (const w of waiting) {
+      // Shown something newer since this read began (news, its own read): that stands, and its
+      // position is still due.
+      if (w.shownAt > readAt) continue;
       const now = positionIn(shape, w.seq!);
       // Not in the queue any more (admitted, left): its own status says what it is now.
       if (now === null) {
@@ -379,11 +387,14 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
         continue;
       }
       const shown = w.status?.position ?? null;
-      const keep = news && shown !== null && tickAt - w.positionAt < POSITION_MIN_MS;
+      const keep = news && shown !== null && performance.now() - w.positionSentAt < POSITION_MIN_MS; // prettier-ignore
       w.readAt = Date.now(); // the queue's shape, just read, is this student's status
       const view = await this.queue.waitingView(lectureId, w.studentId, keep ? shown : now, shape);
+      if (w.shownAt > readAt) continue; // the same, while the view was made
       this.show(w, view, w.seq);
-      if (!keep) w.positionAt = tickAt; // shown: a view that failed leaves it due at the next tick
+      if (keep) continue;
+      w.positionAt = tickAt; // shown: a view that failed leaves it due at the next tick
+      w.positionSentAt = performance.now();
     }
   }
 }
