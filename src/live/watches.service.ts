@@ -145,12 +145,12 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
    * show a seat (a term stream's planned lecture) re-read, batched.
    */
   private lectureFull(lectureId: number, students: Map<string, Set<Watch>>) {
-    const watches = [...students.values()].flatMap((set) => [...set]);
+    const watches = allOf(students);
     const showingSeats = (w: Watch, status: QueueStatusView['status']) =>
       w.status?.status === status && w.status.seatsLeft > 0;
     const waiting = watches.filter((w) => w.seq !== null && showingSeats(w, 'WAITING'));
     const notQueued = watches.filter((w) => showingSeats(w, 'NOT_QUEUED'));
-    const warn = (err: Error) => this.logger.warn(`live status of lecture ${lectureId}: ${err.message}`); // prettier-ignore
+    const warn = (err: Error) => this.readFailed(lectureId, err);
     if (waiting.length > 0) this.updatePositions(lectureId, waiting, performance.now(), true).catch(warn); // prettier-ignore
     // One re-reading already (its read may predate the seat) reads once more after it.
     for (const w of notQueued) if (w.refreshing) void this.refresh(w);
@@ -179,7 +179,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     for (const [lectureId, watches] of told) {
       // Read after the news arrived: whatever the news said is in what this read sees.
       this.reread(lectureId, [...watches]).catch((err: Error) => {
-        this.logger.warn(`live status of lecture ${lectureId}: ${err.message}`);
+        this.readFailed(lectureId, err);
         for (const w of watches) void this.refresh(w); // one by one, as before batching
       });
     }
@@ -212,14 +212,8 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
    * batched reads — at opening that is every watch of the lecture at once.
    */
   private refreshPreQueued(lectureId: number, students: Map<string, Set<Watch>>): void {
-    const pre = [...students.values()].flatMap((set) =>
-      [...set].filter((w) => w.status?.status === 'PRE_QUEUED'),
-    );
-    if (pre.length > 0) {
-      this.reread(lectureId, pre).catch((err: Error) => {
-        this.logger.warn(`live status of lecture ${lectureId}: ${err.message}`);
-      });
-    }
+    const pre = allOf(students).filter((w) => w.status?.status === 'PRE_QUEUED');
+    if (pre.length > 0) this.reread(lectureId, pre).catch((err: Error) => this.readFailed(lectureId, err)); // prettier-ignore
   }
 
   /** An admission, shown from the news itself: the push needs no Redis read. */
@@ -246,6 +240,11 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
       w.expiryTimer = setTimeout(() => void this.refresh(w), Math.max(ms, 0));
     }
     w.owner.shown(w);
+  }
+
+  /** A batched read of the lecture's statuses failed: the next news or tick reads again. */
+  private readFailed(lectureId: number, err: Error): void {
+    this.logger.warn(`live status of lecture ${lectureId}: ${err.message}`);
   }
 
   /** A read failed: CLOSED (or the lecture gone) ends the watch; anything else is retried. */
@@ -295,7 +294,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     await Promise.all(
       [...this.lectures].map(async ([lectureId, students]) => {
         try {
-          const watches = [...students.values()].flatMap((set) => [...set]);
+          const watches = allOf(students);
           const facts = await this.facts.get(lectureId);
           this.followWaitlist(watches, facts.waitlist);
           if (facts.closesAt !== null && now >= facts.closesAt) {
@@ -397,4 +396,9 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
       w.positionSentAt = performance.now();
     }
   }
+}
+
+/** Every watch of a lecture's students on this instance. */
+function allOf(students: Map<string, Set<Watch>>): Watch[] {
+  return [...students.values()].flatMap((set) => [...set]);
 }
