@@ -271,6 +271,7 @@ function outcomes(m, { admitted, unsettled }, pg) {
     wasted: admitted - (m.auto ? pg.rows : run.enrolls),
     grantToSeat: pg.grantToSeat,
     wastedAtLimit: pg.wastedAtLimit,
+    timeline: pg.timeline,
     invariants: { ...pg.violations, ...(m.auto ? {} : { rowsVsAnswers: pg.rows - (run.enrolls - run.swaps) }) }, // prettier-ignore
   };
 }

@@ -113,12 +113,15 @@ function cpuSeconds(pid) {
   }
 }
 
-/** The machine's CPU seconds so far, busy (not idle nor waiting for I/O) and all, over every core. */
+/**
+ * The machine's CPU seconds so far, busy (not idle nor waiting for I/O), stolen by the
+ * hypervisor for other guests (counted in busy), and all, over every core.
+ */
 function machineCpuSeconds() {
   const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
   const n = ticks.slice(0, 8).map(Number); // user nice system idle iowait irq softirq steal
   const all = n.reduce((a, b) => a + b, 0);
-  return { busy: (all - n[3] - n[4]) / 100, all: all / 100 };
+  return { busy: (all - n[3] - n[4]) / 100, steal: n[7] / 100, all: all / 100 };
 }
 
 module.exports = { startNode, stop, killAll, peakRssMb, rssMb, lazyFreeMb, cpuSeconds, machineCpuSeconds }; // prettier-ignore

@@ -28,6 +28,8 @@ const { values: opt } = parseArgs({
     windows: { type: 'string' },
     // --term: the morning again with Join all auto-enrolling (--no-auto: not)
     'no-auto': { type: 'boolean', default: false },
+    // --term: only the auto-enrolling morning (--no-page: without the page-clicking one first)
+    'no-page': { type: 'boolean', default: false },
     // --term: seconds from Join all to the opening (a real morning's pages wait minutes idle)
     'opening-in': { type: 'string', default: '2' },
     'hot-path': { type: 'boolean', default: false },

@@ -12,6 +12,20 @@ async function withPg(url, fn) {
   }
 }
 
+/**
+ * Every service's run starts from the same database state: its tables vacuumed and analyzed (as
+ * autovacuum would have in the minutes between, and as pgbench does before its own run; CI's
+ * PostgreSQL has autovacuum off) and a checkpoint done, so that no run writes its pages while
+ * the previous run's checkpoint is under way.
+ */
+async function settleDatabase(serverUrl, dbName) {
+  if (process.env.BENCH_SETTLE === 'none') return;
+  await withPg(`${serverUrl}/${dbName}`, async (c) => {
+    if (process.env.BENCH_SETTLE !== 'checkpoint') await c.query('VACUUM ANALYZE');
+    await c.query('CHECKPOINT');
+  });
+}
+
 /** Transactions committed in one database so far (pg_stat_database lags by up to a second). */
 async function pgCommits(serverUrl, dbName) {
   return withPg(`${serverUrl}/postgres`, async (c) => {
@@ -185,6 +199,23 @@ async function termFigures(dbUrl, term, t0) {
       [term],
     );
     const last = rows[0].last === null ? null : Number(rows[0].last) - t0;
+    // The seats taken in each second from the opening, and when each full lecture filled (s):
+    // what the last seat waited for, a slow second or one slow lecture.
+    const bySecond = await c.query(
+      `SELECT floor((extract(epoch FROM enrolled_at) * 1000 - $2) / 1000)::int AS s, count(*)::int AS n
+         FROM enrollment WHERE term = $1 GROUP BY 1 ORDER BY 1`,
+      [term, t0],
+    );
+    const filled = await c.query(
+      `SELECT round(((extract(epoch FROM max(e.enrolled_at)) * 1000 - $2) / 1000)::numeric, 2)::float AS s
+         FROM enrollment e JOIN lecture l ON l.id = e.lecture_id
+        WHERE l.term = $1 AND l.seats_left = 0 GROUP BY l.id ORDER BY 1`,
+      [term, t0],
+    );
+    const timeline = {
+      seatsBySecond: Object.fromEntries(bySecond.rows.map((r) => [r.s, r.n])),
+      lecturesFilledAt: filled.rows.map((r) => r.s),
+    };
     // From each seat's grant (the admission log, by its queue number) to its commit (ms).
     const grants = await c.query(
       `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
@@ -209,7 +240,7 @@ async function termFigures(dbUrl, term, t0) {
     const g = grants.rows[0];
     const grantToSeat = { p50: g.p50 === null ? null : Number(g.p50), p99: g.p99 === null ? null : Number(g.p99), n: g.n }; // prettier-ignore
     const wastedAtLimit = { unused: unused.rows[0].unused, atLimit: unused.rows[0].at_limit };
-    return { violations, rows: rows[0].rows, lastSeatMs: last, fullLectures: rows[0].full, grantToSeat, wastedAtLimit }; // prettier-ignore
+    return { violations, rows: rows[0].rows, lastSeatMs: last, fullLectures: rows[0].full, grantToSeat, wastedAtLimit, timeline }; // prettier-ignore
   });
 }
 
@@ -274,6 +305,7 @@ module.exports = {
   redisConfig,
   seatInvariants,
   termFigures,
+  settleDatabase,
   seatsByYear,
   dropDatabase,
   deleteRedisPrefix,

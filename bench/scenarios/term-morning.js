@@ -7,6 +7,7 @@ const stores = require('../lib/stores');
 const { memoryAt } = require('../lib/service-memory');
 const { createLecture } = require('../lib/lectures');
 const morning = require('../lib/morning');
+const { cpuSeconds, machineCpuSeconds } = require('../lib/processes');
 const { REDIS_URL, DB_URL, STAMPEDE_TIMEOUT_MS, OPENING_IN_MS, log } = require('../lib/run-config');
 
 const { PLAN, LECTURES, CALLS_AT_ONCE, LATER_MS } = morning;
@@ -65,6 +66,35 @@ async function joinAllCost(api, admin, students) {
   return { separate, together };
 }
 
+/** The clearance's verdicts so far (the service's /metrics): `<verdict> by <whom>` → count. */
+async function clearanceVerdicts(api) {
+  const res = await api.pool.request({ method: 'GET', path: '/metrics' });
+  const text = await res.body.text();
+  const verdicts = {};
+  for (const m of text.matchAll(/^enroll_clearance_verdicts_total\{(.*)\} (\S+)$/gm)) {
+    const labels = Object.fromEntries(
+      [...m[1].matchAll(/(\w+)="(\w+)"/g)].map((l) => [l[1], l[2]]),
+    );
+    verdicts[`${labels.verdict} by ${labels.by}`] = Number(m[2]);
+  }
+  return verdicts;
+}
+
+/**
+ * Shares of the two cores from the opening to the last settle: the service's, the machine's
+ * busy (everyone's), and what the hypervisor gave other guests — a run on a machine lent out
+ * more is slower with the same code.
+ */
+function cpuShares(api, at0) {
+  const machine = machineCpuSeconds();
+  const all = machine.all - at0.machine.all;
+  return {
+    service: (cpuSeconds(api.servicePid) - at0.service) / all,
+    machineBusy: (machine.busy - at0.machine.busy) / all,
+    steal: (machine.steal - at0.machine.steal) / all,
+  };
+}
+
 /**
  * `auto`: every student Join-alls with autoEnroll and only watches (API.md v4); the cost of
  * Join all against separate joins is then not measured again.
@@ -89,8 +119,11 @@ async function termMorning(api, admin, { students: n, restMs = 0, auto = false }
   for (const s of m.students) s.opensAt = opensAt;
   await morning.openLectures(api, admin, m, opensAt);
   const frames0 = m.run.frames;
+  const cpu0 = { service: cpuSeconds(api.servicePid), machine: machineCpuSeconds() };
   await morning.untilSettled(m.students, opensAt + STAMPEDE_TIMEOUT_MS);
   const endedAt = Date.now();
+  const cpu = cpuShares(api, cpu0);
+  const clearance = await clearanceVerdicts(api);
   const framesPerSecond = (m.run.frames - frames0) / ((endedAt - opensAt) / 1000);
   const atEnd = await memoryAt(api);
   // With `restMs`, once more `restMs` after the end, the pages still open (and still reopening
@@ -117,6 +150,8 @@ async function termMorning(api, admin, { students: n, restMs = 0, auto = false }
     peakRequests: api.sent.peak(opensAt, endedAt + 1),
     // Status frames the students' streams received per second, from the opening to the end.
     framesPerSecond,
+    cpu,
+    clearance,
   };
 }
 
