@@ -18,7 +18,7 @@ export interface WatchOwner {
 export class Watch {
   /** WAITING: the student's join sequence number, from which positions are computed */
   seq: number | null = null;
-  /** the last status shown (and sent: one is sent only when it changed) */
+  /** the last status shown (sent when it changed: see `show`) */
   status?: QueueStatusView;
   /** ADMITTED: re-read when the ticket expires */
   expiryTimer?: NodeJS.Timeout;
@@ -45,12 +45,17 @@ export class Watch {
     readonly owner: WatchOwner,
   ) {}
 
-  /** Sends the status if it differs from the last one sent; true when sent. */
+  /**
+   * Sends the status if it differs from the last one shown, unless only its figures moved while
+   * it leaves nothing to wait for (`onlyFiguresMoved`); true when sent.
+   */
   show(status: QueueStatusView): boolean {
     if (this.stopped) return false;
-    const same = this.status !== undefined && sameFields(this.status, status);
+    const before = this.status;
     this.status = status;
-    if (same) return false;
+    if (before && (sameFields(before, status) || onlyFiguresMoved(before, status, this.waitlist))) {
+      return false;
+    }
     this.owner.sse.send('status', status);
     return true;
   }
@@ -79,6 +84,22 @@ export function sameFields(a: QueueStatusView, b: QueueStatusView): boolean {
   const keys = Object.keys(a) as (keyof QueueStatusView)[];
   if (keys.length !== Object.keys(b).length) return false;
   return keys.every((k) => a[k] === b[k] && (a[k] === null || typeof a[k] !== 'object'));
+}
+
+/** A status's figures: they move with everyone else's steps, not with the student's. */
+const FIGURES = new Set<keyof QueueStatusView>(['position', 'waiting', 'seatsLeft', 'estimatedWaitSeconds']); // prettier-ignore
+
+/**
+ * Both statuses leave nothing to wait for in the lecture, the same way (ENROLLED, or WAITING with
+ * no seat left and no waitlist), and differ only in their figures. A lecture stream has ended
+ * on such a status; a term stream, which follows the lecture on (a drop, a seat given back),
+ * does not send it again for them either (API.md v4): on a term's morning they were a tenth of
+ * all frames: every student's held seats, re-read every 4 s, each time with seats left moved.
+ */
+function onlyFiguresMoved(a: QueueStatusView, b: QueueStatusView, waitlist: number): boolean {
+  if (a.status !== b.status || !isFinal(a, waitlist) || !isFinal(b, waitlist)) return false;
+  const keys = Object.keys(a) as (keyof QueueStatusView)[];
+  return keys.every((k) => FIGURES.has(k) || (a[k] === b[k] && (a[k] === null || typeof a[k] !== 'object'))); // prettier-ignore
 }
 
 /**
