@@ -1,12 +1,13 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { EventLoopUtilization, performance } from 'node:perf_hooks';
 import { AppError } from '../common/error-codes';
+import { LectureFacts } from '../lectures/lecture-facts';
 import { LectureFactsService } from '../lectures/lecture-facts.service';
 import { AdmissionChannel, ChannelEvent } from '../news/admission-channel';
 import type { QueueStatusView } from '../queue/queue-status.view';
 import { QueueService } from '../queue/queue.service';
 import { LineStore } from '../line/line.store';
-import { positionIn } from '../line/line.types';
+import { QueueShape, positionIn } from '../line/line.types';
 import { MetricsService } from '../metrics/metrics.service';
 import {
   POSITION_MIN_MS,
@@ -14,7 +15,7 @@ import {
   PositionPacing,
   withinDeadline,
 } from './position-pacing';
-import { Watch } from './watch';
+import { Watch, WatchOwner } from './watch';
 
 /** API.md v3: every open stream's status is read again at least every 5 s, whatever it shows. */
 const REREAD_MS = 4000;
@@ -291,6 +292,11 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async tickOnce(now: number, tickAt: number, positionEveryMs: number): Promise<void> {
+    const due = this.positionsDue(tickAt, positionEveryMs);
+    // Every lecture's queue is read first, then every position shown in one go: a term
+    // stream's lectures then reach the student in one write (Node corks a response's writes
+    // until the next tick), where shown as each read came back they were a write each.
+    const reads: PositionsRead[] = [];
     await Promise.all(
       [...this.lectures].map(async ([lectureId, students]) => {
         try {
@@ -310,19 +316,35 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
           if (now >= facts.opensAt && !this.line.drawnSeen(lectureId)) {
             this.refreshPreQueued(lectureId, students);
           }
-          // Waiting students whose position is due, counted from the tick that last sent it
-          // (half a tick early: the ticks' own jitter).
-          const waiting = watches.filter(
-            (w) => w.seq !== null && tickAt - w.positionAt >= positionEveryMs - POSITION_TICK_MS / 2, // prettier-ignore
-          );
-          if (waiting.length > 0) await this.updatePositions(lectureId, waiting, tickAt);
-          const due = watches.filter((w) => now - w.readAt >= REREAD_MS && !w.refreshing);
-          if (due.length > 0) await this.reread(lectureId, due);
+          const waiting = watches.filter((w) => w.seq !== null && due.has(w.owner));
+          if (waiting.length > 0) reads.push(await this.readPositions(lectureId, waiting));
+          const stale = watches.filter((w) => now - w.readAt >= REREAD_MS && !w.refreshing);
+          if (stale.length > 0) await this.reread(lectureId, stale);
         } catch (err) {
           this.logger.warn(`live positions of lecture ${lectureId}: ${(err as Error).message}`);
         }
       }),
     );
+    const facts = await Promise.all(reads.map((r) => this.facts.get(r.lectureId).catch(() => null))); // prettier-ignore
+    reads.forEach((read, i) => facts[i] && this.showPositions(read, facts[i], tickAt));
+  }
+
+  /**
+   * The streams whose waiting students' positions are due this tick: those with a waiting watch
+   * whose position was last sent `positionEveryMs` ago (half a tick early: the ticks' own
+   * jitter). All of such a stream's waiting watches are shown then, so that a term stream's
+   * lectures keep one clock and go out together.
+   */
+  private positionsDue(tickAt: number, positionEveryMs: number): Set<WatchOwner> {
+    const due = new Set<WatchOwner>();
+    for (const students of this.lectures.values()) {
+      for (const watches of students.values()) {
+        for (const w of watches) {
+          if (w.seq !== null && tickAt - w.positionAt >= positionEveryMs - POSITION_TICK_MS / 2) due.add(w.owner); // prettier-ignore
+        }
+      }
+    }
+    return due;
   }
 
   /**
@@ -373,8 +395,22 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     tickAt: number,
     news = false,
   ): Promise<void> {
+    const read = await this.readPositions(lectureId, waiting);
+    this.showPositions(read, await this.facts.get(lectureId), tickAt, news);
+  }
+
+  private async readPositions(lectureId: number, waiting: Watch[]): Promise<PositionsRead> {
     const readAt = Date.now();
-    const shape = await this.line.positions(lectureId);
+    return { lectureId, waiting, readAt, shape: await this.line.positions(lectureId) };
+  }
+
+  /** Shown in one turn, without an await: the frames of one stream then go out in one write. */
+  private showPositions(
+    { waiting, readAt, shape }: PositionsRead,
+    facts: LectureFacts,
+    tickAt: number,
+    news = false,
+  ): void {
     for (const w of waiting) {
       // Shown something newer since this read began (news, its own read): that stands, and its
       // position is still due.
@@ -388,14 +424,21 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
       const shown = w.status?.position ?? null;
       const keep = news && shown !== null && performance.now() - w.positionSentAt < POSITION_MIN_MS; // prettier-ignore
       w.readAt = Date.now(); // the queue's shape, just read, is this student's status
-      const view = await this.queue.waitingView(lectureId, w.studentId, keep ? shown : now, shape);
-      if (w.shownAt > readAt) continue; // the same, while the view was made
-      this.show(w, view, w.seq);
+      this.show(w, this.queue.waitingView(facts, w.studentId, keep ? shown : now, shape), w.seq);
       if (keep) continue;
       w.positionAt = tickAt; // shown: a view that failed leaves it due at the next tick
       w.positionSentAt = performance.now();
     }
   }
+}
+
+/** A lecture's queue, read for these waiting watches' positions. */
+interface PositionsRead {
+  lectureId: number;
+  waiting: Watch[];
+  /** when the read began (Date.now()): a watch shown anything since keeps that */
+  readAt: number;
+  shape: QueueShape;
 }
 
 /** Every watch of a lecture's students on this instance. */

@@ -21,6 +21,9 @@ import type { AutoSettings, AutoState } from '../auto-enroll/auto-enroll.types';
 import { NO_AUTO, QueueStatusView, toQueueStatusView } from './queue-status.view';
 import { AutoKnown } from './auto-known';
 
+/** What a live stream was told of a place (a status built without a read of the queue). */
+type LiveKnown = Omit<Place, 'seatsLeft' | 'created' | 'roomToAdmit' | 'seq' | 'drew'>;
+
 export class LectureStats {
   /** students in the queue (never those in the pre-queue) */
   waiting: number;
@@ -261,14 +264,17 @@ export class QueueService {
     });
   }
 
-  /** A WAITING status from a position computed from the queue's shape (live streams). */
+  /**
+   * A WAITING status from a position computed from the queue's shape, with the lecture's facts
+   * already read (live streams: without an await, a tick's frames go out in one turn).
+   */
   waitingView(
-    lectureId: number,
+    facts: LectureFacts,
     studentId: string,
     position: number,
     shape: QueueShape,
-  ): Promise<QueueStatusView> {
-    return this.liveView(lectureId, studentId, {
+  ): QueueStatusView {
+    return this.liveViewOf(facts, studentId, {
       state: 'WAITING',
       position,
       ticketExpiresAt: null,
@@ -284,9 +290,13 @@ export class QueueService {
   private async liveView(
     lectureId: number,
     studentId: string,
-    known: Omit<Place, 'seatsLeft' | 'created' | 'roomToAdmit' | 'seq' | 'drew'>,
+    known: LiveKnown,
   ): Promise<QueueStatusView> {
-    const facts = await this.facts.get(lectureId);
+    return this.liveViewOf(await this.facts.get(lectureId), studentId, known);
+  }
+
+  private liveViewOf(facts: LectureFacts, studentId: string, known: LiveKnown): QueueStatusView {
+    const lectureId = facts.id;
     const place: Place = {
       ...known,
       seatsLeft: facts.seatsLeft,

@@ -8,7 +8,15 @@ import { AdmissionService } from '../../src/queue/admission.service';
 import { QueueService } from '../../src/queue/queue.service';
 import { TermStreams } from '../../src/live/term-streams.service';
 import { studentLinesKey } from '../../src/redis/keys';
-import { createLecture, enroll, eventually, join, leave, settlesWithin } from '../helpers/api';
+import {
+  cancelEnrollment,
+  createLecture,
+  enroll,
+  eventually,
+  join,
+  leave,
+  settlesWithin,
+} from '../helpers/api';
 import { SseClient, SseEvent } from '../helpers/sse';
 import { RunningApp, TestContext } from '../helpers/test-context';
 import { studentHeaders, tokenFor } from '../helpers/tokens';
@@ -117,6 +125,50 @@ describe('One live stream per student and term (API.md v3, registration morning)
     await admit(a, y.id);
     await s.next(of(y.id, 'ADMITTED'));
     expect(new Set(s.events.map((e) => e.id)).size).toBe(s.events.length);
+  });
+
+  it("a held lecture is not sent again for others' seats (its lecture stream would have ended), only when its status changes", async () => {
+    const [held, wanted] = [await lecture(), await lecture()];
+    await putPlan(a.url, 't-held', [held.id, wanted.id]);
+    await join(a.url, held.id, 't-held');
+    await admit(a, held.id);
+    expect((await enroll(a.url, held.id, 't-held')).status).toBe(201);
+    await join(a.url, wanted.id, 't-held');
+    const s = await open(a.url, 't-held');
+    await s.next(of(wanted.id, 'WAITING'));
+    // Another student takes a seat of it: the held lecture's seats left move.
+    await join(b.url, held.id, 't-held-other');
+    await b.app.get(AdmissionService).admit(held.id, 'event'); // (a tick admits once a minute)
+    expect((await enroll(b.url, held.id, 't-held-other')).status).toBe(201);
+    // The stream's periodic re-read (every 4 s) has seen the seat, and sent nothing for it.
+    const watch = () => [...(a.app.get(Watches)['lectures'].get(held.id)?.get('t-held') ?? [])][0];
+    await eventually(async () => watch()?.status?.seatsLeft === 3, 8000);
+    expect(s.events.filter((e) => e.event === 'status' && status(e).lectureId === held.id).map((e) => [status(e).status, status(e).seatsLeft])).toEqual([['ENROLLED', 4]]); // prettier-ignore
+    // A change of the status itself is sent: the seat dropped.
+    expect((await cancelEnrollment(b.url, held.id, 't-held')).status).toBe(204);
+    await s.next(of(held.id, 'NOT_QUEUED'));
+  });
+
+  it("a student's waiting lectures keep one position clock: when one is due, all go out together", async () => {
+    const [x, y] = [await lecture({ admission: { batchSize: 1 } }), await lecture({ admission: { batchSize: 1 } })]; // prettier-ignore
+    for (const student of ['t-clock-first', 't-clock']) {
+      for (const id of [x.id, y.id]) expect((await join(b.url, id, student)).status).toBe(201);
+    }
+    const quiet = await ctx.startApp({ admission: { intervalMs: 60_000, mode: 'cron' } });
+    const watches = quiet.app.get(Watches);
+    watches.onModuleDestroy(); // its position tick runs when the test says
+    const s = await open(quiet.url, 't-clock');
+    await s.next(of(x.id, 'WAITING'));
+    await s.next(of(y.id, 'WAITING'));
+    const watchOf = (id: number) => [...watches['lectures'].get(id)!.get('t-clock')!][0];
+    // x's position was just sent, y's is due (as for a lecture joined later).
+    Object.assign(watchOf(x.id), { positionAt: performance.now() + 60_000, readAt: Date.now() });
+    Object.assign(watchOf(y.id), { positionAt: -Infinity, readAt: Date.now() });
+    for (const id of [x.id, y.id]) await b.app.get(AdmissionService).admit(id, 'event');
+    await watches['tick']();
+    const moved = (id: number) => (e: SseEvent) => of(id, 'WAITING')(e) && status(e).position === 1;
+    await s.next(moved(y.id), 2000);
+    await s.next(moved(x.id), 2000); // not due by its own clock: sent with y's
   });
 
   it('follows lectures joined before it opened and those joined or planned later', async () => {
