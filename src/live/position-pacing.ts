@@ -2,6 +2,12 @@
 export const POSITION_TICK_MS = 1000;
 /** A changed position is sent at most once a second (API.md)… */
 export const POSITION_MIN_MS = 1000;
+/**
+ * At a tick, a position sent less than this ago is kept until the next: the ticks are a second
+ * apart, but each shows its positions only once every lecture's queue is read, a little later
+ * or sooner than the one before.
+ */
+export const POSITION_KEEP_MS = 900;
 /** …and while the event loop is saturated, at most this far apart… */
 export const POSITION_MAX_MS = 3000;
 /** …always within API.md's "at least every 5 s", with half a second to spare. */

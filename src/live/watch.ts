@@ -20,6 +20,8 @@ export class Watch {
   seq: number | null = null;
   /** the last status shown (sent when it changed: see `show`) */
   status?: QueueStatusView;
+  /** the last status sent: what the student sees */
+  sent?: QueueStatusView;
   /** ADMITTED: re-read when the ticket expires */
   expiryTimer?: NodeJS.Timeout;
   /** a re-read is running; `again` asks for one more after it */
@@ -46,16 +48,19 @@ export class Watch {
   ) {}
 
   /**
-   * Sends the status if it differs from the last one shown, unless only its figures moved while
-   * it leaves nothing to wait for (`onlyFiguresMoved`); true when sent.
+   * Sends the status if it differs from the last one sent, unless only its figures moved while
+   * both leave nothing to wait for (`onlyFiguresMoved`); true when sent. Compared with what was
+   * sent, not shown: a status that stops leaving nothing to wait for (a waitlist added) is sent
+   * with its figures as they are now.
    */
   show(status: QueueStatusView): boolean {
     if (this.stopped) return false;
-    const before = this.status;
     this.status = status;
-    if (before && (sameFields(before, status) || onlyFiguresMoved(before, status, this.waitlist))) {
+    const sent = this.sent;
+    if (sent && (sameFields(sent, status) || onlyFiguresMoved(sent, status, this.waitlist))) {
       return false;
     }
+    this.sent = status;
     this.owner.sse.send('status', status);
     return true;
   }

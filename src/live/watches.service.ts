@@ -10,6 +10,7 @@ import { LineStore } from '../line/line.store';
 import { QueueShape, positionIn } from '../line/line.types';
 import { MetricsService } from '../metrics/metrics.service';
 import {
+  POSITION_KEEP_MS,
   POSITION_MIN_MS,
   POSITION_TICK_MS,
   PositionPacing,
@@ -230,9 +231,10 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  private show(w: Watch, status: QueueStatusView, seq: number | null): void {
+  /** `readAt`: when what it shows was read (a batched read begun after it is newer). */
+  private show(w: Watch, status: QueueStatusView, seq: number | null, readAt = Date.now()): void {
     if (w.stopped) return; // its stream dropped it while this was read
-    w.shownAt = Date.now();
+    w.shownAt = readAt;
     w.seq = seq;
     w.show(status);
     clearTimeout(w.expiryTimer);
@@ -270,6 +272,8 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     const tickAt = performance.now();
     try {
       await this.tickOnce(Date.now(), tickAt, this.positionEveryMs(tickAt));
+    } catch (err) {
+      this.logger.warn(`live tick failed: ${(err as Error).message}`);
     } finally {
       this.lastTick = { at: tickAt, ms: performance.now() - tickAt };
       this.ticking = false;
@@ -297,6 +301,7 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
     // stream's lectures then reach the student in one write (Node corks a response's writes
     // until the next tick), where shown as each read came back they were a write each.
     const reads: PositionsRead[] = [];
+    const stale: [number, Watch[]][] = [];
     await Promise.all(
       [...this.lectures].map(async ([lectureId, students]) => {
         try {
@@ -318,15 +323,35 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
           }
           const waiting = watches.filter((w) => w.seq !== null && due.has(w.owner));
           if (waiting.length > 0) reads.push(await this.readPositions(lectureId, waiting));
-          const stale = watches.filter((w) => now - w.readAt >= REREAD_MS && !w.refreshing);
-          if (stale.length > 0) await this.reread(lectureId, stale);
+          stale.push([lectureId, watches]);
         } catch (err) {
           this.logger.warn(`live positions of lecture ${lectureId}: ${(err as Error).message}`);
         }
       }),
     );
-    const facts = await Promise.all(reads.map((r) => this.facts.get(r.lectureId).catch(() => null))); // prettier-ignore
-    reads.forEach((read, i) => facts[i] && this.showPositions(read, facts[i], tickAt));
+    await this.showAll(reads, tickAt);
+    // Then every watch not read for REREAD_MS (positions do not wait for these reads; a watch
+    // just shown its position was read with it).
+    await Promise.all(
+      stale.map(async ([lectureId, watches]) => {
+        const due = watches.filter((w) => now - w.readAt >= REREAD_MS && !w.refreshing && !w.stopped); // prettier-ignore
+        if (due.length > 0) await this.reread(lectureId, due).catch((err: Error) => this.readFailed(lectureId, err)); // prettier-ignore
+      }),
+    );
+  }
+
+  /** The tick's positions, every lecture's shown in one turn (see `showPositions`). */
+  private async showAll(reads: PositionsRead[], tickAt: number): Promise<void> {
+    const facts = await Promise.all(
+      reads.map((r) => this.facts.get(r.lectureId).catch((err: Error) => void this.readFailed(r.lectureId, err))), // prettier-ignore
+    );
+    reads.forEach((read, i) => {
+      try {
+        if (facts[i]) this.showPositions(read, facts[i], tickAt);
+      } catch (err) {
+        this.readFailed(read.lectureId, err as Error);
+      }
+    });
   }
 
   /**
@@ -406,29 +431,46 @@ export class Watches implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Shown in one turn, without an await: the frames of one stream then go out in one write. */
   private showPositions(
-    { waiting, readAt, shape }: PositionsRead,
+    { lectureId, waiting, readAt, shape }: PositionsRead,
     facts: LectureFacts,
     tickAt: number,
     news = false,
   ): void {
     for (const w of waiting) {
-      // Shown something newer since this read began (news, its own read): that stands, and its
-      // position is still due.
-      if (w.shownAt > readAt) continue;
-      const now = positionIn(shape, w.seq!);
-      // Not in the queue any more (admitted, left): its own status says what it is now.
-      if (now === null) {
-        void this.refresh(w);
-        continue;
+      try {
+        this.showPosition(w, facts, readAt, shape, tickAt, news);
+      } catch (err) {
+        this.readFailed(lectureId, err as Error); // the others still go out; it stays due
       }
-      const shown = w.status?.position ?? null;
-      const keep = news && shown !== null && performance.now() - w.positionSentAt < POSITION_MIN_MS; // prettier-ignore
-      w.readAt = Date.now(); // the queue's shape, just read, is this student's status
-      this.show(w, this.queue.waitingView(facts, w.studentId, keep ? shown : now, shape), w.seq);
-      if (keep) continue;
-      w.positionAt = tickAt; // shown: a view that failed leaves it due at the next tick
-      w.positionSentAt = performance.now();
     }
+  }
+
+  private showPosition(
+    w: Watch,
+    facts: LectureFacts,
+    readAt: number,
+    shape: QueueShape,
+    tickAt: number,
+    news: boolean,
+  ): void {
+    // Shown something newer since this read began (news, its own read): that stands, and its
+    // position is still due.
+    if (w.shownAt > readAt) return;
+    const now = positionIn(shape, w.seq!);
+    // Not in the queue any more (admitted, left): its own status says what it is now.
+    if (now === null) return void this.refresh(w);
+    // A changed position goes out at most once a second (API.md): one sent under a second ago
+    // is kept (at a tick, under POSITION_KEEP_MS: the ticks' own jitter) and goes out at the
+    // next tick. Between ticks that is the last-seat news; at a tick, a stream made due by
+    // another of its lectures, or a tick that showed late after a slow one.
+    const sent = w.sent?.position ?? null;
+    const keep = sent !== null && performance.now() - w.positionSentAt < (news ? POSITION_MIN_MS : POSITION_KEEP_MS); // prettier-ignore
+    w.readAt = readAt; // the queue's shape, read then, is this student's status
+    this.show(w, this.queue.waitingView(facts, w.studentId, keep ? sent : now, shape), w.seq, readAt); // prettier-ignore
+    if (keep) return;
+    w.positionAt = tickAt; // shown: a view that failed leaves it due at the next tick
+    // (a position not sent — a full lecture's, nothing left to wait for — counts no time)
+    if (w.sent?.position !== sent) w.positionSentAt = performance.now();
   }
 }
 

@@ -143,6 +143,9 @@ describe('One live stream per student and term (API.md v3, registration morning)
     // The stream's periodic re-read (every 4 s) has seen the seat, and sent nothing for it.
     const watch = () => [...(a.app.get(Watches)['lectures'].get(held.id)?.get('t-held') ?? [])][0];
     await eventually(async () => watch()?.status?.seatsLeft === 3, 8000);
+    // A frame sent after it (the stream keeps its order): anything sent for the seat came first.
+    await b.app.get(AdmissionService).admit(wanted.id, 'event');
+    await s.next(of(wanted.id, 'ADMITTED'));
     expect(s.events.filter((e) => e.event === 'status' && status(e).lectureId === held.id).map((e) => [status(e).status, status(e).seatsLeft])).toEqual([['ENROLLED', 4]]); // prettier-ignore
     // A change of the status itself is sent: the seat dropped.
     expect((await cancelEnrollment(b.url, held.id, 't-held')).status).toBe(204);
@@ -151,7 +154,8 @@ describe('One live stream per student and term (API.md v3, registration morning)
 
   it("a student's waiting lectures keep one position clock: when one is due, all go out together", async () => {
     const [x, y] = [await lecture({ admission: { batchSize: 1 } }), await lecture({ admission: { batchSize: 1 } })]; // prettier-ignore
-    for (const student of ['t-clock-first', 't-clock']) {
+    // Three ahead, so that the cron's admission (once a minute) cannot admit t-clock itself.
+    for (const student of ['t-clock-1', 't-clock-2', 't-clock-3', 't-clock']) {
       for (const id of [x.id, y.id]) expect((await join(b.url, id, student)).status).toBe(201);
     }
     const quiet = await ctx.startApp({ admission: { intervalMs: 60_000, mode: 'cron' } });
@@ -165,10 +169,11 @@ describe('One live stream per student and term (API.md v3, registration morning)
     Object.assign(watchOf(x.id), { positionAt: performance.now() + 60_000, readAt: Date.now() });
     Object.assign(watchOf(y.id), { positionAt: -Infinity, readAt: Date.now() });
     for (const id of [x.id, y.id]) await b.app.get(AdmissionService).admit(id, 'event');
+    const from = s.events.length;
     await watches['tick']();
-    const moved = (id: number) => (e: SseEvent) => of(id, 'WAITING')(e) && status(e).position === 1;
-    await s.next(moved(y.id), 2000);
-    await s.next(moved(x.id), 2000); // not due by its own clock: sent with y's
+    const moved = (id: number) => (e: SseEvent) => of(id, 'WAITING')(e) && status(e).position! < 4;
+    await s.next(moved(y.id), 2000, from);
+    await s.next(moved(x.id), 2000, from); // not due by its own clock: sent with y's
   });
 
   it('follows lectures joined before it opened and those joined or planned later', async () => {

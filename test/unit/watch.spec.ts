@@ -48,6 +48,15 @@ describe('Watch: what a stream is sent again', () => {
     ]);
   });
 
+  it('a waitlist added to a full lecture: the position as it is now is sent, though it did not move since', () => {
+    const { w, sent } = watchOf();
+    w.show(status({ seatsLeft: 0 }));
+    w.show(status({ seatsLeft: 0, position: 2 })); // not sent: nothing to wait for
+    w.waitlist = 5;
+    w.show(status({ seatsLeft: 0, position: 2 })); // the same as shown, not as sent
+    expect(sent.map((s) => s.position)).toEqual([3, 2]);
+  });
+
   it('with a waitlist, waiting in a full lecture still waits: its position is sent as it moves', () => {
     const { w, sent } = watchOf();
     w.waitlist = 5;
