@@ -68,11 +68,13 @@ async function withService(mode, phase, options) {
   const svc = await startService(mode, options);
   const api = new HttpClient(svc.url, CONNECTIONS);
   api.servicePid = svc.proc.pid;
-  await stores.settleDatabase(PG_SERVER, DB);
-  const pg0 = await stores.pgCommits(PG_SERVER, DB);
-  const redis0 = await stores.redisCommands(REDIS_URL);
   let result;
+  let pg0;
   try {
+    // (inside: a failure here stops the service just started too)
+    await stores.settleDatabase(PG_SERVER, DB);
+    pg0 = await stores.pgCommits(PG_SERVER, DB);
+    const redis0 = await stores.redisCommands(REDIS_URL);
     result = await phase(api, token('bench-admin', 'admin'));
     result.rssMb = peakRssMb(svc.proc.pid);
     result.redisCommands = (await stores.redisCommands(REDIS_URL)) - redis0;
@@ -283,6 +285,11 @@ async function termMain() {
   const students = Number(opt['term-students'] ?? 5000);
   if (!(Number.isSafeInteger(students) && students > 1)) {
     throw new Error('--term-students must be an integer above 1');
+  }
+  if (opt['no-page'] && (opt['no-auto'] || opt.windows)) {
+    throw new Error(
+      '--no-page runs the auto-enrolling morning alone: not with --no-auto or --windows',
+    );
   }
   log(`registration morning: ${students} students, mode ${MODE}`);
   // --term alone also reads the service's memory at rest: 15 s after the morning, pages open,

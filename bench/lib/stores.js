@@ -19,6 +19,7 @@ async function withPg(url, fn) {
  * the previous run's checkpoint is under way.
  */
 async function settleDatabase(serverUrl, dbName) {
+  // (CHECKPOINT needs a superuser or pg_checkpoint, as the bench's own postgres user is)
   if (process.env.BENCH_SETTLE === 'none') return;
   await withPg(`${serverUrl}/${dbName}`, async (c) => {
     if (process.env.BENCH_SETTLE !== 'checkpoint') await c.query('VACUUM ANALYZE');
