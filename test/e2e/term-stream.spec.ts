@@ -72,6 +72,17 @@ describe('One live stream per student and term (API.md v3, registration morning)
     };
   };
 
+  /** A plan of two lectures: the student holds the first (enrolled on a), waits in the second. */
+  const heldAndWaiting = async (student: string) => {
+    const [held, wanted] = [await lecture(), await lecture()];
+    await putPlan(a.url, student, [held.id, wanted.id]);
+    await join(a.url, held.id, student);
+    await admit(a, held.id);
+    expect((await enroll(a.url, held.id, student)).status).toBe(201);
+    await join(a.url, wanted.id, student);
+    return [held, wanted];
+  };
+
   beforeAll(async () => {
     ctx = await TestContext.create();
     // Admission only when a test asks (the cron's interval is a minute): nothing moves by itself.
@@ -128,12 +139,7 @@ describe('One live stream per student and term (API.md v3, registration morning)
   });
 
   it("a held lecture is not sent again for others' seats (its lecture stream would have ended), only when its status changes", async () => {
-    const [held, wanted] = [await lecture(), await lecture()];
-    await putPlan(a.url, 't-held', [held.id, wanted.id]);
-    await join(a.url, held.id, 't-held');
-    await admit(a, held.id);
-    expect((await enroll(a.url, held.id, 't-held')).status).toBe(201);
-    await join(a.url, wanted.id, 't-held');
+    const [held, wanted] = await heldAndWaiting('t-held');
     const s = await open(a.url, 't-held');
     await s.next(of(wanted.id, 'WAITING'));
     // Another student takes a seat of it: the held lecture's seats left move.
@@ -201,12 +207,7 @@ describe('One live stream per student and term (API.md v3, registration morning)
   });
 
   it('opened after one lecture of the plan is held, it shows them all and stays open for the rest', async () => {
-    const [held, wanted] = [await lecture(), await lecture()];
-    await putPlan(a.url, 't-reload', [held.id, wanted.id]);
-    await join(a.url, held.id, 't-reload');
-    await admit(a, held.id);
-    expect((await enroll(a.url, held.id, 't-reload')).status).toBe(201);
-    await join(a.url, wanted.id, 't-reload');
+    const [held, wanted] = await heldAndWaiting('t-reload');
     // The page reloaded mid-morning: the held lecture comes first and must not end the stream.
     const s = await open(b.url, 't-reload');
     await s.next(of(held.id, 'ENROLLED'));
