@@ -19,6 +19,7 @@ async function withPg(url, fn) {
  * the previous run's checkpoint is under way.
  */
 async function settleDatabase(serverUrl, dbName) {
+  // BENCH_SETTLE=checkpoint: the checkpoint alone; =none: nothing (as before; to compare)
   // (CHECKPOINT needs a superuser or pg_checkpoint, as the bench's own postgres user is)
   if (process.env.BENCH_SETTLE === 'none') return;
   await withPg(`${serverUrl}/${dbName}`, async (c) => {

@@ -80,6 +80,11 @@ export class Watch {
   }
 }
 
+/** One field of two statuses reads the same (an object field never does: a refusal is new). */
+function sameField(a: QueueStatusView, b: QueueStatusView, k: keyof QueueStatusView): boolean {
+  return a[k] === b[k] && (a[k] === null || typeof a[k] !== 'object');
+}
+
 /**
  * Two statuses (flat objects of numbers, strings and nulls) read the same. Compared field by
  * field: keeping each watch's last frame as JSON to compare with was 25,000 strings on a term's
@@ -88,7 +93,7 @@ export class Watch {
 export function sameFields(a: QueueStatusView, b: QueueStatusView): boolean {
   const keys = Object.keys(a) as (keyof QueueStatusView)[];
   if (keys.length !== Object.keys(b).length) return false;
-  return keys.every((k) => a[k] === b[k] && (a[k] === null || typeof a[k] !== 'object'));
+  return keys.every((k) => sameField(a, b, k));
 }
 
 /** A status's figures: they move with everyone else's steps, not with the student's. */
@@ -104,7 +109,7 @@ const FIGURES = new Set<keyof QueueStatusView>(['position', 'waiting', 'seatsLef
 function onlyFiguresMoved(a: QueueStatusView, b: QueueStatusView, waitlist: number): boolean {
   if (a.status !== b.status || !isFinal(a, waitlist) || !isFinal(b, waitlist)) return false;
   const keys = Object.keys(a) as (keyof QueueStatusView)[];
-  return keys.every((k) => FIGURES.has(k) || (a[k] === b[k] && (a[k] === null || typeof a[k] !== 'object'))); // prettier-ignore
+  return keys.every((k) => FIGURES.has(k) || sameField(a, b, k));
 }
 
 /**
