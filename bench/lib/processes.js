@@ -1,6 +1,6 @@
 // Starting and stopping the processes a bench run needs, each bounded in time.
 const { spawn } = require('node:child_process');
-const { readFileSync, writeFileSync } = require('node:fs');
+const { readFileSync, readdirSync, writeFileSync } = require('node:fs');
 
 // The servers this run started and has not stopped. A bench killed from outside (the smoke
 // test's timeout sends SIGTERM) must not leave them serving: they are SIGKILLed as it exits.
@@ -124,4 +124,20 @@ function machineCpuSeconds() {
   return { busy: (all - n[3] - n[4]) / 100, steal: n[7] / 100, all: all / 100 };
 }
 
-module.exports = { startNode, stop, killAll, peakRssMb, rssMb, lazyFreeMb, cpuSeconds, machineCpuSeconds }; // prettier-ignore
+/** CPU seconds used so far by every live process whose command name is `comm` (e.g. postgres). */
+function commandCpuSeconds(comm) {
+  let seconds = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (name === comm) seconds += cpuSeconds(pid) ?? 0;
+    } catch {
+      // Gone between the listing and the read: its seconds are lost to both ends alike.
+    }
+  }
+  return seconds;
+}
+
+module.exports = { startNode, stop, killAll, peakRssMb, rssMb, lazyFreeMb, cpuSeconds, commandCpuSeconds, machineCpuSeconds }; // prettier-ignore

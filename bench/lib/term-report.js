@@ -290,6 +290,12 @@ function autoTable(a, page, pgbenchTps) {
         ]
       : []),
     ['status frames received per second from the opening, all streams', ...both((t) => f(t.framesPerSecond)), '', ''], // prettier-ignore
+    [
+      'CPU from the opening to the last settle, % of the two cores: service / students (the bench) / PostgreSQL / Redis; machine busy',
+      ...both((t) => (t.cpu ? `${['service', 'students', 'postgres', 'redis'].map((k) => f(pct(t.cpu[k]))).join(' / ')}; ${f(pct(t.cpu.machineBusy))}` : 'n/a')), // prettier-ignore
+      'the service is one event loop: 50 % is all of one core',
+      '',
+    ],
   ];
   const header =
     `Registration morning with Join all auto-enrolling: ${a.students} students, the same lectures, seats and plans as ` +

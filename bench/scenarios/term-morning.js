@@ -7,7 +7,7 @@ const stores = require('../lib/stores');
 const { memoryAt } = require('../lib/service-memory');
 const { createLecture } = require('../lib/lectures');
 const morning = require('../lib/morning');
-const { cpuSeconds, machineCpuSeconds } = require('../lib/processes');
+const { cpuSeconds, commandCpuSeconds, machineCpuSeconds } = require('../lib/processes');
 const { REDIS_URL, DB_URL, STAMPEDE_TIMEOUT_MS, OPENING_IN_MS, log } = require('../lib/run-config');
 
 const { PLAN, LECTURES, CALLS_AT_ONCE, LATER_MS } = morning;
@@ -80,18 +80,36 @@ async function clearanceVerdicts(api) {
   return verdicts;
 }
 
-/**
- * Shares of the two cores from the opening to the last settle: the service's, the machine's
- * busy (everyone's), and what the hypervisor gave other guests — a run on a machine lent out
- * more is slower with the same code.
- */
-function cpuShares(api, at0) {
-  const machine = machineCpuSeconds();
-  const all = machine.all - at0.machine.all;
+/** CPU seconds so far of each part of the run: the service, the students (this process), the stores, the machine. */
+async function cpuNow(api) {
+  const harness = process.cpuUsage();
   return {
-    service: (cpuSeconds(api.servicePid) - at0.service) / all,
-    machineBusy: (machine.busy - at0.machine.busy) / all,
-    steal: (machine.steal - at0.machine.steal) / all,
+    service: cpuSeconds(api.servicePid),
+    students: (harness.user + harness.system) / 1e6,
+    postgres: commandCpuSeconds('postgres'),
+    redis: await stores.redisCpuSeconds(REDIS_URL),
+    machine: machineCpuSeconds(),
+  };
+}
+
+/**
+ * Shares of the two cores from the opening to the last settle: the service's, the students'
+ * (this bench process: on the morning they are on their own devices), PostgreSQL's (every
+ * backend), Redis's, the machine's busy (everyone's), and what the hypervisor gave other
+ * guests — a run on a machine lent out more is slower with the same code. What is left of the
+ * two cores beside these is what the service could still have had.
+ */
+async function cpuShares(api, at0) {
+  const at1 = await cpuNow(api);
+  const all = at1.machine.all - at0.machine.all;
+  const share = (k) => (at1[k] - at0[k]) / all;
+  return {
+    service: share('service'),
+    students: share('students'),
+    postgres: share('postgres'),
+    redis: share('redis'),
+    machineBusy: (at1.machine.busy - at0.machine.busy) / all,
+    steal: (at1.machine.steal - at0.machine.steal) / all,
   };
 }
 
@@ -119,10 +137,10 @@ async function termMorning(api, admin, { students: n, restMs = 0, auto = false }
   for (const s of m.students) s.opensAt = opensAt;
   await morning.openLectures(api, admin, m, opensAt);
   const frames0 = m.run.frames;
-  const cpu0 = { service: cpuSeconds(api.servicePid), machine: machineCpuSeconds() };
+  const cpu0 = await cpuNow(api);
   await morning.untilSettled(m.students, opensAt + STAMPEDE_TIMEOUT_MS);
   const endedAt = Date.now();
-  const cpu = cpuShares(api, cpu0);
+  const cpu = await cpuShares(api, cpu0);
   const clearance = await clearanceVerdicts(api);
   const framesPerSecond = (m.run.frames - frames0) / ((endedAt - opensAt) / 1000);
   const atEnd = await memoryAt(api);
