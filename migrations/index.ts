@@ -13,6 +13,7 @@ import { RegistrationWindows1765411200000 } from './1765411200000-RegistrationWi
 import { Notifications1765497600000 } from './1765497600000-Notifications';
 import { Waitlist1765584000000 } from './1765584000000-Waitlist';
 import { NotificationKeys1765670400000 } from './1765670400000-NotificationKeys';
+import { RecordsIndex1765756800000 } from './1765756800000-RecordsIndex';
 
 /** Every migration, in order. Listed explicitly so the app, the CLI and jest load the same set. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   Notifications1765497600000,
   Waitlist1765584000000,
   NotificationKeys1765670400000,
+  RecordsIndex1765756800000,
 ];

@@ -13,6 +13,7 @@ import { ClaimStore, Claims } from './claims.store';
 import { LectureTraits, Traits, meetTogether } from './lecture-traits';
 import { MIRROR_MS, MirrorRow, maxCreditsSql, mirrorColumnsSql, mirrorOf, termWindowsSql } from './mirror.sql'; // prettier-ignore
 import { MirrorWarmer } from './mirror-warmer';
+import { sameTermSql } from '../database/student-term-lookup';
 
 /** Judgments per clearing (a claim that changed meanwhile is judged again). */
 const TRIES = 3;
@@ -300,7 +301,7 @@ export class Clearance implements OnModuleDestroy {
                  CROSS JOIN unnest(l.meeting_ranges, l.meeting_dates) m (slot, dates)
                  JOIN enrollment_slot s ON s.student_term_id = st.id AND s.slot && m.slot
                   AND s.dates && m.dates AND s.lecture_id <> l.id
-                WHERE st.student_id = p.student_id AND st.term = l.term) AS clashes,
+                WHERE st.student_id = p.student_id AND ${sameTermSql('st.term', 'l.term')}) AS clashes,
               c.claimed_credits, c.in_the_way,
               ${mirrorColumnsSql('p.student_id', 'l.term', this.config.maxCredits, '$5')}
          FROM unnest($1::varchar[]) AS p (student_id)

@@ -1,3 +1,4 @@
+import { sameTermSql } from '../database/student-term-lookup';
 import type { SeatScope } from '../rules/term-rule';
 import { windowNotOpen } from '../rules/window.rule';
 import { creditLimitSql } from '../terms/credit-limit';
@@ -42,7 +43,7 @@ export const maxCreditsSql = (
 ) => {
   const capAt = (at: string) =>
     `((SELECT ${windowAt(at)} FROM (SELECT 1) one LEFT JOIN student_term st
-         ON st.student_id = ${student} AND st.term = ${term})->>'cap')::int`;
+         ON st.student_id = ${student} AND ${sameTermSql('st.term', term)})->>'cap')::int`;
   return `least(${creditLimitSql(student, term, maxCredits)}, ${capAt('now()')}${ahead ? `, ${capAt(NEXT)}` : ''})`;
 };
 

@@ -1,6 +1,7 @@
 import { escapeLiteral } from 'pg';
 import { LectureFacts, factsColumnsSql, factsOf } from '../lectures/lecture-facts';
 import type { ErrorExtra } from '../common/error-codes';
+import { sameTermSql } from '../database/student-term-lookup';
 import {
   RULE_COLUMNS,
   RefusalCode,
@@ -69,7 +70,7 @@ export function lockStudentsSql(lectureId: number, studentIds: string[]): string
   return [
     `INSERT INTO student_term (student_id, term)
      SELECT s, ${term} FROM unnest(${ids}) s ORDER BY s ON CONFLICT DO NOTHING`,
-    `SELECT 1 FROM student_term WHERE term = ${term} AND student_id = ANY (${ids})
+    `SELECT 1 FROM student_term WHERE student_id = ANY (${ids}) AND ${sameTermSql('term', term)}
       ORDER BY student_id FOR UPDATE`,
   ];
 }
@@ -159,7 +160,7 @@ export function enrollStatementSql(
               clock_timestamp() < to_timestamp(r.deadline / 1000.0) AS on_time,
               ${gateRefusalSql} AS gate, ${ruleRefusalSql} AS refusal
          FROM req r CROSS JOIN lec l
-         JOIN student_term st ON st.student_id = r.student_id AND st.term = l.term
+         JOIN student_term st ON st.student_id = r.student_id AND ${sameTermSql('st.term', 'l.term')}
          -- who may register at all (holds, windows), then the term's rules, which may read it
          CROSS JOIN LATERAL (SELECT
            ${gateLooksSql(scope)}

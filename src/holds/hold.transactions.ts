@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { escapeLiteral, Pool, QueryResult } from 'pg';
 import { heardClient } from '../database/heard-client';
+import { sameTermSql } from '../database/student-term-lookup';
 import { DataSource } from 'typeorm';
 import { LECTURE_COLUMNS } from '../enroll/enroll-statement';
 import { LectureFacts, factsOf } from '../lectures/lecture-facts';
@@ -65,7 +66,7 @@ export class HoldTransactions {
       // The students whose lock this transaction now holds, kept for the next statement.
       `SELECT set_config('enroll.recovery_locked', coalesce(
          (SELECT array_agg(student_id)::text FROM (
-            SELECT student_id FROM student_term WHERE term = ${term} AND student_id = ANY (${ids})
+            SELECT student_id FROM student_term WHERE student_id = ANY (${ids}) AND ${sameTermSql('term', term)}
              ORDER BY student_id FOR UPDATE SKIP LOCKED) l), '{}'), true)`,
       // A new statement, so it reads every commit made before those locks were taken.
       `WITH locked AS (

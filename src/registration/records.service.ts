@@ -246,7 +246,8 @@ export class RecordsService implements OnApplicationBootstrap, OnApplicationShut
       }
       try {
         const [{ max }] = await this.db.query(
-          'SELECT coalesce(max(record_version), 0)::bigint AS max FROM student_term WHERE term = $1',
+          // (record_version > 0: the records, which student_term_records_idx holds)
+          'SELECT coalesce(max(record_version), 0)::bigint AS max FROM student_term WHERE term = $1 AND record_version > 0',
           [term],
         );
         const loaded = await this.store.loadedVersion(term);
