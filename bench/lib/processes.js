@@ -124,17 +124,23 @@ function machineCpuSeconds() {
   return { busy: (all - n[3] - n[4]) / 100, steal: n[7] / 100, all: all / 100 };
 }
 
-/** CPU seconds used so far by every live process whose command name is `comm` (e.g. postgres). */
+/**
+ * CPU seconds used so far by the processes whose command name is `comm` (e.g. postgres), with
+ * the children they have reaped: PostgreSQL's postmaster reaps every backend that exits (a pool
+ * closing an idle connection), so their seconds stay counted. Null when none runs here.
+ */
 function commandCpuSeconds(comm) {
-  let seconds = 0;
+  let seconds = null;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      if (name === comm) seconds += cpuSeconds(pid) ?? 0;
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== comm) continue;
+      // Fields 14–17 after the name: utime, stime, cutime, cstime; in ticks.
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      seconds = (seconds ?? 0) + (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100; // prettier-ignore
     } catch {
-      // Gone between the listing and the read: its seconds are lost to both ends alike.
+      // Gone between the listing and the read: reaped, its seconds are its parent's now.
     }
   }
   return seconds;

@@ -1,4 +1,5 @@
 // The registration morning's table: each figure beside its reference from the same run.
+const { cpus } = require('node:os');
 const mark = (ok) => (ok === null ? 'n/a' : ok ? 'met' : '**missed**');
 const pct = (share) => (share === null ? null : share * 100);
 const f = (n, digits = 0) =>
@@ -291,9 +292,9 @@ function autoTable(a, page, pgbenchTps) {
       : []),
     ['status frames received per second from the opening, all streams', ...both((t) => f(t.framesPerSecond)), '', ''], // prettier-ignore
     [
-      'CPU from the opening to the last settle, % of the two cores: service / students (the bench) / PostgreSQL / Redis; machine busy',
+      `CPU from the opening to the last settle, % of the ${cpus().length} cores: service / students (the bench) / PostgreSQL / Redis; machine busy`,
       ...both((t) => (t.cpu ? `${['service', 'students', 'postgres', 'redis'].map((k) => f(pct(t.cpu[k]))).join(' / ')}; ${f(pct(t.cpu.machineBusy))}` : 'n/a')), // prettier-ignore
-      'the service is one event loop: 50 % is all of one core',
+      `the service is one event loop: ${f(100 / cpus().length)} % is all of one core`,
       '',
     ],
   ];

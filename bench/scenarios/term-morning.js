@@ -93,7 +93,7 @@ async function cpuNow(api) {
 }
 
 /**
- * Shares of the two cores from the opening to the last settle: the service's, the students'
+ * Shares of all the machine's cores from the opening to the last settle: the service's, the students'
  * (this bench process: on the morning they are on their own devices), PostgreSQL's (every
  * backend), Redis's, the machine's busy (everyone's), and what the hypervisor gave other
  * guests — a run on a machine lent out more is slower with the same code. What is left of the
@@ -102,7 +102,7 @@ async function cpuNow(api) {
 async function cpuShares(api, at0) {
   const at1 = await cpuNow(api);
   const all = at1.machine.all - at0.machine.all;
-  const share = (k) => (at1[k] - at0[k]) / all;
+  const share = (k) => (at1[k] === null || at0[k] === null ? null : (at1[k] - at0[k]) / all);
   return {
     service: share('service'),
     students: share('students'),
