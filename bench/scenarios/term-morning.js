@@ -96,8 +96,8 @@ async function cpuNow(api) {
  * Shares of all the machine's cores from the opening to the last settle: the service's, the students'
  * (this bench process: on the morning they are on their own devices), PostgreSQL's (every
  * backend), Redis's, the machine's busy (everyone's), and what the hypervisor gave other
- * guests — a run on a machine lent out more is slower with the same code. What is left of the
- * two cores beside these is what the service could still have had.
+ * guests — a run on a machine lent out more is slower with the same code. What is left beside
+ * these is what the service could still have had.
  */
 async function cpuShares(api, at0) {
   const at1 = await cpuNow(api);
