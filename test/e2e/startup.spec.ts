@@ -1,8 +1,11 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
+import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { LISTEN_BACKLOG } from '../../src/app.factory';
+import { lectureKeys } from '../../src/redis/keys';
+import { eventually } from '../helpers/api';
 import { adminQuery, databaseUrl, uniqueName } from '../helpers/pg';
 import { deleteRedisPrefix } from '../helpers/redis';
 import { TEST_REDIS_URL } from '../helpers/test-context';
@@ -159,7 +162,16 @@ describe('Start-up and shutdown of the compiled server', () => {
         body: (await r.json()) as { status?: string },
       })),
     );
-    await new Promise((r) => setTimeout(r, 300));
+    // In flight: each request read by the server, its ticket consumed (the enroll's first
+    // step) and its seat waiting for the lock. A request still unread in its socket when the
+    // server stops accepting is no request yet: its connection is closed, as an idle one.
+    const redis = new Redis(TEST_REDIS_URL, { keyPrefix: `${dbName}:` });
+    try {
+      const tickets = students.map((s) => lectureKeys(lecture.id).ticket(s));
+      await eventually(async () => (await redis.exists(...tickets)) === 0, 10_000);
+    } finally {
+      redis.disconnect();
+    }
     const exited = once(proc, 'exit');
     const signalled = Date.now();
     proc.kill('SIGTERM');
