@@ -89,24 +89,70 @@ export function enrollStatementSql(
   lectureId: number,
   requests: EnrollRequest[],
   maxCredits: number,
+  options: { sections?: number[]; exchange?: boolean; guard?: string } = {},
+): string {
+  const values = requests
+    .map(
+      (r, i) =>
+        `(${escapeLiteral(r.studentId)}, ${sqlInt(r.queueSeq)}, ${sqlInt(r.deadline)}, ${i})`,
+    )
+    .join(', ');
+  return seatStatementSql(String(Number(lectureId)), `VALUES ${values}`, maxCredits, options);
+}
+
+/**
+ * The seat statement of a lecture taken alone — nearly every enroll of a morning — prepared once
+ * per connection (seat.transactions.ts). Sent as text, its 9 KB were parsed, analyzed and
+ * planned for every batch, a batch of one too: about half of PostgreSQL's time in a seat
+ * statement, and the service's in sending it. Prepared, each batch is an EXECUTE of a few
+ * hundred bytes with one plan, made at the first (seat.transactions.ts). Parameters: the lecture id, then the
+ * batch's student ids, queue sequence numbers and deadlines, in batch order.
+ */
+export const ENROLL_STATEMENT = 'enroll_seats';
+
+export function prepareEnrollSql(maxCredits: number): string {
+  const req = 'SELECT * FROM unnest($2::varchar[], $3::bigint[], $4::bigint[]) WITH ORDINALITY';
+  return `PREPARE ${ENROLL_STATEMENT} (int, varchar[], bigint[], bigint[]) AS
+    ${seatStatementSql('$1', req, maxCredits)}`;
+}
+
+/** One batch of a lecture taken alone, by the prepared statement above. */
+export function executeEnrollSql(lectureId: number, requests: EnrollRequest[]): string {
+  const array = (items: string[], type: string) => `ARRAY[${items.join(', ')}]::${type}[]`;
+  const ids = array(
+    requests.map((r) => escapeLiteral(r.studentId)),
+    'varchar',
+  );
+  const seqs = array(
+    requests.map((r) => sqlInt(r.queueSeq)),
+    'bigint',
+  );
+  const deadlines = array(
+    requests.map((r) => sqlInt(r.deadline)),
+    'bigint',
+  );
+  return `EXECUTE ${ENROLL_STATEMENT} (${Number(lectureId)}, ${ids}, ${seqs}, ${deadlines})`;
+}
+
+/**
+ * The seat statement of lecture `id` (an integer literal, or a parameter) for the requests `req`
+ * yields as rows of (student_id, queue_seq, deadline, ord), ord their batch order.
+ */
+function seatStatementSql(
+  id: string,
+  req: string,
+  maxCredits: number,
   {
     sections = [],
     exchange = false,
     guard = 'true',
   }: { sections?: number[]; exchange?: boolean; guard?: string } = {},
 ): string {
-  const id = Number(lectureId);
   const secs = sections.map(Number);
   const all = [id, ...secs].join(', ');
   // An exchange (PUT /me/enrollments/:id/sections) takes seats in the sections alone, for
   // students who hold the primary: its seat, credits and meetings are theirs already.
   const taking = exchange ? secs.join(', ') : all;
-  const values = requests
-    .map(
-      (r, i) =>
-        `(${escapeLiteral(r.studentId)}, ${i}, ${sqlInt(r.queueSeq)}, ${sqlInt(r.deadline)})`,
-    )
-    .join(', ');
   // The meetings of what is taken: a lecture alone reads its own row's (`l`, the lecture CTE),
   // a package the `pm` CTE's, read once for the whole batch.
   const meetings =
@@ -123,7 +169,7 @@ export function enrollStatementSql(
     windows: 'tw',
     at: 'l.judged_at',
   };
-  return `WITH req (student_id, ord, queue_seq, deadline) AS (VALUES ${values}),
+  return `WITH req (student_id, queue_seq, deadline, ord) AS (${req}),
      secs AS (SELECT * FROM lecture WHERE id IN (${secs.length > 0 ? secs.join(', ') : 'NULL'})),${
        secs.length > 0
          ? `
@@ -151,8 +197,12 @@ export function enrollStatementSql(
                     ${secs.length > 0 ? ownClashesSql : 'NULL::int[]'} AS own_clashes
                FROM (SELECT *, ${secs.length > 0 ? 'true' : `EXISTS (SELECT 1 FROM lecture s WHERE s.primary_ids @> ARRAY[${id}])`} AS has_secs
                        FROM lecture WHERE id = ${id}) x),
-     had AS (SELECT e.student_id, e.enrolled_at FROM enrollment e
-              WHERE e.lecture_id = ${id} AND e.student_id IN (SELECT student_id FROM req)),
+     -- Each student's row looked up by its key, driven by the batch (a lateral subquery, so
+     -- no plan can read the lecture's or the term's rows instead: a plan kept for many batches
+     -- is made without knowing them, and on statistics that may say the tables are empty).
+     had AS (SELECT e.* FROM req r CROSS JOIN LATERAL (
+               SELECT e.student_id, e.enrolled_at FROM enrollment e
+                WHERE e.lecture_id = ${id} AND e.student_id = r.student_id OFFSET 0) e),
      judged AS (
        SELECT r.student_id, r.ord, r.queue_seq, st.id AS student_term_id, g.*, c.*,
               -- under the student's lock, by PostgreSQL's clock: a hold recovery that settled
@@ -160,7 +210,8 @@ export function enrollStatementSql(
               clock_timestamp() < to_timestamp(r.deadline / 1000.0) AS on_time,
               ${gateRefusalSql} AS gate, ${ruleRefusalSql} AS refusal
          FROM req r CROSS JOIN lec l
-         JOIN student_term st ON st.student_id = r.student_id AND ${sameTermSql('st.term', 'l.term')}
+         CROSS JOIN LATERAL (SELECT * FROM student_term s
+                              WHERE s.student_id = r.student_id AND ${sameTermSql('s.term', 'l.term')} OFFSET 0) st
          -- who may register at all (holds, windows), then the term's rules, which may read it
          CROSS JOIN LATERAL (SELECT
            ${gateLooksSql(scope)}
@@ -224,7 +275,7 @@ const ownClashesSql = `(SELECT array_agg(DISTINCT a.lecture_id ORDER BY a.lectur
                                           AND a.slot && b.slot AND a.dates && b.dates)`;
 
 /** True when the `count` sections of `secs` fit the lecture (see the statement's lec). */
-function packageOkSql(id: number, count: number, exchange: boolean): string {
+function packageOkSql(id: string, count: number, exchange: boolean): string {
   // A lecture alone: still a primary, and still without secondaries (one added meanwhile
   // must be chosen, as the cached facts could not say).
   if (count === 0) return 'cardinality(primary_ids) = 0 AND NOT has_secs';

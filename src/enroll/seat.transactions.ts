@@ -12,9 +12,11 @@ import {
   EnrollRequest,
   LECTURE_COLUMNS,
   enrollStatementSql,
+  executeEnrollSql,
   lockStudentsSql,
   otherSeatsSql,
   outcomeOf,
+  prepareEnrollSql,
 } from './enroll-statement';
 import {
   factsOfSql,
@@ -69,6 +71,17 @@ const EXCHANGE_DEADLINE_MS = 60_000;
 const NOT_FOUND: EnrollOutcome = { kind: 'NOT_FOUND' };
 
 /**
+ * Every EXECUTE of the prepared seat statement on the connection uses one generic plan, made at
+ * the first and kept: PostgreSQL would otherwise plan each of the first five afresh, and go on
+ * doing so whenever a custom plan looked cheaper. Every table the statement reads is found by
+ * key (BEGIN_BOUNDED turns sequential scans off), so the parameters' values never make a better
+ * plan. It touches no other statement: the connections' others are unnamed, planned each time.
+ */
+const SEAT_PLAN_ONCE_SESSION = 'SET plan_cache_mode = force_generic_plan';
+/** PREPARE of a name the connection has (its answer was lost the first time) */
+const DUPLICATE_PREPARED_STATEMENT = '42P05';
+
+/**
  * The seat transactions, each sent as ONE round trip (a multi-statement simple query), so the
  * lecture's row lock is held only while PostgreSQL itself works, never across the network, and
  * everything the answer needs comes back from the transaction itself: after COMMIT nothing
@@ -82,6 +95,8 @@ const NOT_FOUND: EnrollOutcome = { kind: 'NOT_FOUND' };
 @Injectable()
 export class SeatTransactions {
   private readonly pool: Pool;
+  /** connections that have the seat statement prepared (a connection's own, for its life) */
+  private readonly prepared = new WeakSet<PoolClient>();
 
   constructor(
     @InjectDataSource() db: DataSource,
@@ -134,7 +149,7 @@ export class SeatTransactions {
       // and what the choices before it took. A package's lectures as it left them (their
       // seats, the primary's package seats) and the other primaries of its sections follow it.
       ...groups.flatMap(({ sections, once }) => [
-        enrollStatementSql(id, once, this.config.maxCredits, { sections }),
+        this.enrollSql(id, once, sections),
         ...(sections.length > 0 ? [factsOfSql([id, ...sections]), otherPrimariesSql([id], sections)] : []), // prettier-ignore
       ]),
       // Last, so the statements above keep their places: the mails of those enrolled by the
@@ -187,7 +202,7 @@ export class SeatTransactions {
         freeSectionsSql(from, sid, { guard }),
         // `from` a primary (a secondary is given up with its primary only), of the same term
         freeSeatSql(from, sid, `AND primary_id IS NULL AND term = (SELECT term FROM lecture WHERE id = ${id}) AND ${guard}`), // prettier-ignore
-        enrollStatementSql(id, [request], this.config.maxCredits, { sections }),
+        this.enrollSql(id, [request], sections),
         factsOfSql([id, ...sections]),
         otherPrimariesSql([id, from], touching),
         // Last: the mail of a swap the service made itself, rolled back with a swap undone.
@@ -355,8 +370,26 @@ export class SeatTransactions {
     }
   }
 
-  private connect(): Promise<PoolClient> {
-    return heardClient(this.pool);
+  /** The seat statement for these requests: a lecture taken alone by the prepared one. */
+  private enrollSql(id: number, requests: EnrollRequest[], sections: number[]): string {
+    if (sections.length === 0) return executeEnrollSql(id, requests);
+    return enrollStatementSql(id, requests, this.config.maxCredits, { sections });
+  }
+
+  /** A pooled connection that has the seat statement prepared (one round trip, its first time). */
+  private async connect(): Promise<PoolClient> {
+    const client = await heardClient(this.pool);
+    if (this.prepared.has(client)) return client;
+    try {
+      await client.query(`${SEAT_PLAN_ONCE_SESSION};\n${prepareEnrollSql(this.config.maxCredits)}`);
+    } catch (err) {
+      if ((err as { code?: string }).code !== DUPLICATE_PREPARED_STATEMENT) {
+        client.release(err as Error); // its state unknown: not given to anyone else
+        throw err;
+      }
+    }
+    this.prepared.add(client);
+    return client;
   }
 
   /**

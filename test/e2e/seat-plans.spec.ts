@@ -1,4 +1,9 @@
-import { enrollStatementSql, lockStudentsSql } from '../../src/enroll/enroll-statement';
+import {
+  enrollStatementSql,
+  executeEnrollSql,
+  lockStudentsSql,
+  prepareEnrollSql,
+} from '../../src/enroll/enroll-statement';
 import { BEGIN_BOUNDED } from '../../src/holds/hold-timing';
 import { createLecture } from '../helpers/api';
 import { TestContext } from '../helpers/test-context';
@@ -28,15 +33,20 @@ describe('Seat transactions find their students by key, whatever the statistics 
   const batch = Array.from({ length: 50 }, (_, i) => `p${i}`);
   const FK_CHECK = 'slots_student_term_check';
 
+  const requests = batch.map((studentId, i) => ({ studentId, deadline: Date.now() + 60_000, queueSeq: i })); // prettier-ignore
+
   /** The student_term scans of the statement's plan, as the seat transaction runs it. */
-  async function studentTermScans(sql: string): Promise<PlanNode[]> {
+  const studentTermScans = (sql: string) => scansOf(sql, 'student_term');
+
+  /** The scans of `table` in the statement's plan, as the seat transaction runs it. */
+  async function scansOf(sql: string, table: string): Promise<PlanNode[]> {
     await ctx.sql('BEGIN');
     try {
       for (const s of BEGIN_BOUNDED.slice(1)) await ctx.sql(s);
       const [row] = await ctx.sql<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
         `EXPLAIN (FORMAT JSON) ${sql}`,
       );
-      return nodesOf(row['QUERY PLAN'][0].Plan).filter((n) => n['Index Name']?.startsWith('student_term') || n['Relation Name'] === 'student_term'); // prettier-ignore
+      return nodesOf(row['QUERY PLAN'][0].Plan).filter((n) => n['Index Name']?.startsWith(table) || n['Relation Name'] === table); // prettier-ignore
     } finally {
       await ctx.sql('ROLLBACK');
     }
@@ -72,6 +82,10 @@ describe('Seat transactions find their students by key, whatever the statistics 
     );
     await ctx.sql('SET plan_cache_mode = force_generic_plan');
     await studentTermScans(`EXECUTE ${FK_CHECK} (1, 's1', 'T1')`);
+    // So is the seat statement's, prepared by each connection at its first seat transaction
+    // (seat.transactions.ts), under the same session setting.
+    await ctx.sql(prepareEnrollSql(18));
+    await studentTermScans(executeEnrollSql(lectureId, requests));
     await ctx.sql(
       `INSERT INTO student_term (student_id, term) SELECT 's' || g, 'T1' FROM generate_series(1, 3000) g`,
     );
@@ -90,7 +104,17 @@ describe('Seat transactions find their students by key, whatever the statistics 
   });
 
   it('the seat statement reads each student of the batch by key (their row, their credit limit)', async () => {
-    const requests = batch.map((studentId, i) => ({ studentId, deadline: Date.now() + 60_000, queueSeq: i })); // prettier-ignore
     expectKeyLookups(await studentTermScans(enrollStatementSql(lectureId, requests, 18)));
+  });
+
+  it('the prepared seat statement, planned once before the term had students, reads them by key', async () => {
+    const execute = executeEnrollSql(lectureId, requests);
+    expectKeyLookups(await studentTermScans(execute));
+    // and their seats by key too (held already? their credits, their timetable), never the
+    // lecture's or the term's enrollments
+    const enrollmentReads = (await scansOf(execute, 'enrollment')).filter((s) => s['Index Name']);
+    expect(enrollmentReads.length).toBeGreaterThan(0);
+    for (const read of enrollmentReads)
+      expect(read['Index Cond']).toMatch(/student_id|student_term_id/);
   });
 });
