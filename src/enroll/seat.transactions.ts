@@ -16,8 +16,8 @@ import {
   lockStudentsSql,
   otherSeatsSql,
   outcomeOf,
-  prepareEnrollSql,
 } from './enroll-statement';
+import { autoEnrolledMailSql, prepareSeatStatements } from './seat-statements';
 import {
   factsOfSql,
   freeSectionsSql,
@@ -71,17 +71,6 @@ const EXCHANGE_DEADLINE_MS = 60_000;
 const NOT_FOUND: EnrollOutcome = { kind: 'NOT_FOUND' };
 
 /**
- * Every EXECUTE of the prepared seat statement on the connection uses one generic plan, made at
- * the first and kept: PostgreSQL would otherwise plan each of the first five afresh, and go on
- * doing so whenever a custom plan looked cheaper. Every table the statement reads is found by
- * key (BEGIN_BOUNDED turns sequential scans off), so the parameters' values never make a better
- * plan. It touches no other statement: the connections' others are unnamed, planned each time.
- */
-const SEAT_PLAN_ONCE_SESSION = 'SET plan_cache_mode = force_generic_plan';
-/** PREPARE of a name the connection has (its answer was lost the first time) */
-const DUPLICATE_PREPARED_STATEMENT = '42P05';
-
-/**
  * The seat transactions, each sent as ONE round trip (a multi-statement simple query), so the
  * lecture's row lock is held only while PostgreSQL itself works, never across the network, and
  * everything the answer needs comes back from the transaction itself: after COMMIT nothing
@@ -95,7 +84,7 @@ const DUPLICATE_PREPARED_STATEMENT = '42P05';
 @Injectable()
 export class SeatTransactions {
   private readonly pool: Pool;
-  /** connections that have the seat statement prepared (a connection's own, for its life) */
+  /** connections that have the seat statements prepared (a connection's own, for its life) */
   private readonly prepared = new WeakSet<PoolClient>();
 
   constructor(
@@ -376,17 +365,15 @@ export class SeatTransactions {
     return enrollStatementSql(id, requests, this.config.maxCredits, { sections });
   }
 
-  /** A pooled connection that has the seat statement prepared (one round trip, its first time). */
+  /** A pooled connection that has the seat statements prepared (seat-statements.ts). */
   private async connect(): Promise<PoolClient> {
     const client = await heardClient(this.pool);
     if (this.prepared.has(client)) return client;
     try {
-      await client.query(`${SEAT_PLAN_ONCE_SESSION};\n${prepareEnrollSql(this.config.maxCredits)}`);
+      await prepareSeatStatements(client, this.config.maxCredits);
     } catch (err) {
-      if ((err as { code?: string }).code !== DUPLICATE_PREPARED_STATEMENT) {
-        client.release(err as Error); // its state unknown: not given to anyone else
-        throw err;
-      }
+      client.release(err as Error); // its state unknown: not given to anyone else
+      throw err;
     }
     this.prepared.add(client);
     return client;
@@ -461,20 +448,4 @@ function withPackage(
   if (after.length === 0 || !('lecture' in outcome)) return outcome;
   const lecture = after.find((f) => f.id === id) ?? outcome.lecture;
   return { ...outcome, lecture, sections: after.filter((f) => f.id !== id), others };
-}
-
-/**
- * The ENROLLED notifications of the students among `studentIds` whose row this transaction
- * inserted (their enrolled_at is the transaction's now()); none asked: no statement.
- */
-function autoEnrolledMailSql(lectureId: number, studentIds: string[]): string[] {
-  if (studentIds.length === 0) return [];
-  return [
-    `INSERT INTO notification (student_id, kind, lecture_id, subject, body)
-     SELECT e.student_id, 'ENROLLED', l.id, 'Enrolled in ' || l.title,
-            'When your turn came, the registration service enrolled you in lecture ' || l.id || ', ' || l.title || '.'
-       FROM enrollment e JOIN lecture l ON l.id = e.lecture_id
-      WHERE e.lecture_id = ${lectureId} AND e.enrolled_at = now()
-        AND e.student_id IN (${studentIds.map(escapeLiteral).join(', ')})`,
-  ];
 }

@@ -2,8 +2,8 @@ import {
   enrollStatementSql,
   executeEnrollSql,
   lockStudentsSql,
-  prepareEnrollSql,
 } from '../../src/enroll/enroll-statement';
+import { autoEnrolledMailSql, seatStatementsSql } from '../../src/enroll/seat-statements';
 import { BEGIN_BOUNDED } from '../../src/holds/hold-timing';
 import { createLecture } from '../helpers/api';
 import { TestContext } from '../helpers/test-context';
@@ -84,8 +84,9 @@ describe('Seat transactions find their students by key, whatever the statistics 
     await studentTermScans(`EXECUTE ${FK_CHECK} (1, 's1', 'T1')`);
     // So is the seat statement's, prepared by each connection at its first seat transaction
     // (seat.transactions.ts), under the same session setting.
-    await ctx.sql(prepareEnrollSql(18));
+    for (const prepare of seatStatementsSql(18).values()) await ctx.sql(prepare);
     await studentTermScans(executeEnrollSql(lectureId, requests));
+    await scansOf(autoEnrolledMailSql(lectureId, batch)[0], 'enrollment');
     await ctx.sql(
       `INSERT INTO student_term (student_id, term) SELECT 's' || g, 'T1' FROM generate_series(1, 3000) g`,
     );
@@ -116,5 +117,12 @@ describe('Seat transactions find their students by key, whatever the statistics 
     expect(enrollmentReads.length).toBeGreaterThan(0);
     for (const read of enrollmentReads)
       expect(read['Index Cond']).toMatch(/student_id|student_term_id/);
+  });
+
+  it("the prepared mail of those enrolled automatically reads the batch's own rows by key", async () => {
+    const mail = autoEnrolledMailSql(lectureId, batch)[0];
+    const reads = (await scansOf(mail, 'enrollment')).filter((s) => s['Index Name']);
+    expect(reads.length).toBeGreaterThan(0);
+    for (const read of reads) expect(read['Index Cond']).toMatch(/student_id/);
   });
 });
