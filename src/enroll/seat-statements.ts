@@ -1,4 +1,5 @@
 import { escapeLiteral, PoolClient } from 'pg';
+import { BEGIN_BOUNDED } from '../holds/hold-timing';
 import { ENROLL_STATEMENT, prepareEnrollSql } from './enroll-statement';
 
 /**
@@ -31,18 +32,10 @@ export function autoEnrolledMailSql(lectureId: number, studentIds: string[]): st
 }
 
 /**
- * Every EXECUTE of these on the connection uses one generic plan, made at the first and kept:
- * PostgreSQL would otherwise plan each of the first five afresh, and go on doing so whenever a
- * custom plan looked cheaper. Every table they read is found by key (the seat transactions turn
- * sequential scans off), so the parameters' values never make a better plan. It touches no other
- * statement: the connections' others are unnamed, planned each time.
- */
-const PLAN_ONCE = 'SET plan_cache_mode = force_generic_plan';
-
-/**
  * Prepares on the connection those of the statements it has not (one round trip to ask, one to
  * prepare: once in the connection's life). Asked rather than assumed, so that a PREPARE whose
- * answer was lost never makes the next one fail as a duplicate.
+ * answer was lost never makes the next one fail as a duplicate. They run on one generic plan
+ * each (BEGIN_BOUNDED's plan_cache_mode).
  */
 export async function prepareSeatStatements(client: PoolClient, maxCredits: number): Promise<void> {
   const statements = seatStatementsSql(maxCredits);
@@ -51,7 +44,9 @@ export async function prepareSeatStatements(client: PoolClient, maxCredits: numb
     [[...statements.keys()]],
   );
   for (const { name } of rows) statements.delete(name);
-  await client.query([PLAN_ONCE, ...statements.values()].join(';\n'));
+  if (statements.size === 0) return;
+  // Bounded as a seat transaction is: a PREPARE behind a migration's lock waits 2 s, not for good.
+  await client.query([...BEGIN_BOUNDED, ...statements.values(), 'COMMIT'].join(';\n'));
 }
 
 /** Each statement's PREPARE, by its name. */
@@ -60,4 +55,15 @@ export function seatStatementsSql(maxCredits: number): Map<string, string> {
     [ENROLL_STATEMENT, prepareEnrollSql(maxCredits)],
     [AUTO_ENROLLED_MAIL, prepareAutoEnrolledMailSql],
   ]);
+}
+
+/**
+ * A statement the connection prepared no longer runs: gone (DEALLOCATE, or a pooler that moved
+ * the session) or its plan's result changed under it (a migration altered a column it answers).
+ * Nothing ran: the connection is dropped, and the transaction tried once more on another that
+ * prepares afresh.
+ */
+export function lostPreparedStatement(err: unknown): boolean {
+  const { code, message } = err as { code?: string; message?: string };
+  return code === '26000' || (code === '0A000' && /cached plan/.test(message ?? ''));
 }

@@ -17,7 +17,11 @@ import {
   otherSeatsSql,
   outcomeOf,
 } from './enroll-statement';
-import { autoEnrolledMailSql, prepareSeatStatements } from './seat-statements';
+import {
+  autoEnrolledMailSql,
+  lostPreparedStatement,
+  prepareSeatStatements,
+} from './seat-statements';
 import {
   factsOfSql,
   freeSectionsSql,
@@ -339,12 +343,10 @@ export class SeatTransactions {
     statements: string[],
     decide: (results: QueryResult[]) => { commit: boolean; value: T },
   ): Promise<T> {
-    const client = await this.connect();
+    const sql = [...BEGIN_BOUNDED, ...statements].join(';\n');
+    const { client, results } = await this.firstRoundTrip(sql, false);
     let committing = false;
     try {
-      const results = (await client.query(
-        [...BEGIN_BOUNDED, ...statements].join(';\n'),
-      )) as unknown as QueryResult[];
       const { commit, value } = decide(results.slice(BEGIN_STATEMENTS));
       committing = commit;
       await client.query(commit ? 'COMMIT' : 'ROLLBACK');
@@ -385,21 +387,43 @@ export class SeatTransactions {
    * leaves the COMMIT's fate unknown (OutcomeUnknown).
    */
   private async transaction(...statements: string[]): Promise<QueryResult[]> {
-    const sql = [...BEGIN_BOUNDED, ...statements, 'COMMIT'].join(';\n');
     // Connected only once every statement is built: one that threw while the connection was
     // out (it used to be the first argument) would have kept it checked out for good.
-    const client = await this.connect();
-    try {
-      const results = (await client.query(sql)) as unknown as QueryResult[];
-      client.release();
-      return results;
-    } catch (err) {
-      // The failed statement left the transaction aborted: roll back, or drop the connection.
-      await client.query('ROLLBACK').then(
-        () => client.release(),
-        (rollbackErr: Error) => client.release(rollbackErr),
-      );
-      throw OutcomeUnknown.unless(err);
+    const sql = [...BEGIN_BOUNDED, ...statements, 'COMMIT'].join(';\n');
+    const { client, results } = await this.firstRoundTrip(sql, true);
+    client.release();
+    return results;
+  }
+
+  /**
+   * Sends a transaction's first round trip on a connection with the seat statements prepared,
+   * answering the connection (still checked out) and the results. On an error the transaction
+   * is rolled back (or the connection dropped) and the error thrown — as OutcomeUnknown where
+   * the round trip `commits` and may have landed; one a lost prepared statement caused is tried
+   * once more on another connection (seat-statements.ts).
+   */
+  private async firstRoundTrip(
+    sql: string,
+    commits: boolean,
+  ): Promise<{ client: PoolClient; results: QueryResult[] }> {
+    for (let tries = 1; ; tries++) {
+      const client = await this.connect();
+      try {
+        return { client, results: (await client.query(sql)) as unknown as QueryResult[] };
+      } catch (err) {
+        if (lostPreparedStatement(err)) {
+          this.prepared.delete(client);
+          client.release(err as Error); // dropped: its transaction ends with it, nothing done
+          if (tries < 2) continue;
+          throw err;
+        }
+        // The failed statement left the transaction aborted: roll back, or drop the connection.
+        await client.query('ROLLBACK').then(
+          () => client.release(),
+          (rollbackErr: Error) => client.release(rollbackErr),
+        );
+        throw commits ? OutcomeUnknown.unless(err) : err;
+      }
     }
   }
 }

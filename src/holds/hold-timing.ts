@@ -43,6 +43,15 @@ export const CLIENT_CHECK_MS = 500;
  */
 const KEY_LOOKUPS_ONLY = 'SET LOCAL enable_seqscan = off';
 
+/**
+ * The seat statements prepared by each connection (src/enroll/seat-statements.ts) run on one
+ * generic plan, made at the first EXECUTE and kept: PostgreSQL would otherwise plan each of the
+ * first five afresh, and go on doing so whenever a custom plan looked cheaper. They find every
+ * row by key (above), so the parameters' values never make a better plan. Local: set for the
+ * session, it also reached every parameterized query the pool's connections ran after.
+ */
+const ONE_PLAN = 'SET LOCAL plan_cache_mode = force_generic_plan';
+
 /** Every seat transaction (and a hold's recovery) opens so. */
 export const BEGIN_BOUNDED = [
   'BEGIN',
@@ -51,6 +60,7 @@ export const BEGIN_BOUNDED = [
   `SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`,
   `SET LOCAL client_connection_check_interval = ${CLIENT_CHECK_MS}`,
   KEY_LOOKUPS_ONLY,
+  ONE_PLAN,
 ];
 /** The statements BEGIN_BOUNDED adds before a transaction's own (results are indexed past them). */
 export const BEGIN_STATEMENTS = BEGIN_BOUNDED.length;
