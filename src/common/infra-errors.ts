@@ -40,6 +40,7 @@ export function isInfraError(error: unknown): boolean {
   const name = err.constructor?.name ?? '';
   if (name === 'MaxRetriesPerRequestError' || name === 'ConnectionNotFoundError') return true;
   if (name === 'OutcomeUnknown') return true; // src/holds/outcome-unknown.ts: a lost connection
+  if (name === 'SeatStatementsLost') return true; // src/enroll/seat-statements.ts
   if (name === 'ReplyError' && REDIS_STORE_REPLIES.test(err.message)) return true;
   return DRIVER_MESSAGES.test(err.message);
 }
@@ -54,6 +55,7 @@ export function infraStore(error: unknown): 'postgres' | 'redis' | 'unknown' {
     name === 'QueryFailedError' ||
     name === 'DatabaseError' ||
     name === 'OutcomeUnknown' ||
+    name === 'SeatStatementsLost' ||
     (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code))
   ) {
     return 'postgres';

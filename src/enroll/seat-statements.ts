@@ -34,19 +34,25 @@ export function autoEnrolledMailSql(lectureId: number, studentIds: string[]): st
 /**
  * Prepares on the connection those of the statements it has not (one round trip to ask, one to
  * prepare: once in the connection's life). Asked rather than assumed, so that a PREPARE whose
- * answer was lost never makes the next one fail as a duplicate. They run on one generic plan
- * each (BEGIN_BOUNDED's plan_cache_mode).
+ * answer was lost never makes the next one fail as a duplicate. `afresh`: those it has are
+ * dropped and prepared again (one no longer runs: `lostPreparedStatement`). They run on one
+ * generic plan each (BEGIN_BOUNDED's plan_cache_mode).
  */
-export async function prepareSeatStatements(client: PoolClient, maxCredits: number): Promise<void> {
+export async function prepareSeatStatements(
+  client: PoolClient,
+  maxCredits: number,
+  afresh = false,
+): Promise<void> {
   const statements = seatStatementsSql(maxCredits);
   const { rows } = await client.query<{ name: string }>(
     'SELECT name FROM pg_prepared_statements WHERE name = ANY ($1)',
     [[...statements.keys()]],
   );
-  for (const { name } of rows) statements.delete(name);
+  const dropped = afresh ? rows.map(({ name }) => `DEALLOCATE ${name}`) : [];
+  if (!afresh) for (const { name } of rows) statements.delete(name);
   if (statements.size === 0) return;
   // Bounded as a seat transaction is: a PREPARE behind a migration's lock waits 2 s, not for good.
-  await client.query([...BEGIN_BOUNDED, ...statements.values(), 'COMMIT'].join(';\n'));
+  await client.query([...BEGIN_BOUNDED, ...dropped, ...statements.values(), 'COMMIT'].join(';\n'));
 }
 
 /** Each statement's PREPARE, by its name. */
@@ -60,10 +66,17 @@ export function seatStatementsSql(maxCredits: number): Map<string, string> {
 /**
  * A statement the connection prepared no longer runs: gone (DEALLOCATE, or a pooler that moved
  * the session) or its plan's result changed under it (a migration altered a column it answers).
- * Nothing ran: the connection is dropped, and the transaction tried once more on another that
- * prepares afresh.
+ * Nothing ran: the connection is dropped, and the transaction tried once more on another,
+ * which prepares them afresh (the pool hands out the connection used last: as stale, maybe).
  */
 export function lostPreparedStatement(err: unknown): boolean {
   const { code, message } = err as { code?: string; message?: string };
   return code === '26000' || (code === '0A000' && /cached plan/.test(message ?? ''));
+}
+
+/** Lost on the try afresh too: PostgreSQL could not run them now (answered UNAVAILABLE). */
+export class SeatStatementsLost extends Error {
+  constructor(override readonly cause: Error) {
+    super(`the seat statements could not be prepared to run: ${cause.message}`);
+  }
 }

@@ -18,6 +18,7 @@ import {
   outcomeOf,
 } from './enroll-statement';
 import {
+  SeatStatementsLost,
   autoEnrolledMailSql,
   lostPreparedStatement,
   prepareSeatStatements,
@@ -367,12 +368,15 @@ export class SeatTransactions {
     return enrollStatementSql(id, requests, this.config.maxCredits, { sections });
   }
 
-  /** A pooled connection that has the seat statements prepared (seat-statements.ts). */
-  private async connect(): Promise<PoolClient> {
+  /**
+   * A pooled connection that has the seat statements prepared (seat-statements.ts); `afresh`:
+   * prepared again whatever it has.
+   */
+  private async connect(afresh = false): Promise<PoolClient> {
     const client = await heardClient(this.pool);
-    if (this.prepared.has(client)) return client;
+    if (this.prepared.has(client) && !afresh) return client;
     try {
-      await prepareSeatStatements(client, this.config.maxCredits);
+      await prepareSeatStatements(client, this.config.maxCredits, afresh);
     } catch (err) {
       client.release(err as Error); // its state unknown: not given to anyone else
       throw err;
@@ -407,7 +411,7 @@ export class SeatTransactions {
     commits: boolean,
   ): Promise<{ client: PoolClient; results: QueryResult[] }> {
     for (let tries = 1; ; tries++) {
-      const client = await this.connect();
+      const client = await this.connect(tries > 1);
       try {
         return { client, results: (await client.query(sql)) as unknown as QueryResult[] };
       } catch (err) {
@@ -415,7 +419,7 @@ export class SeatTransactions {
           this.prepared.delete(client);
           client.release(err as Error); // dropped: its transaction ends with it, nothing done
           if (tries < 2) continue;
-          throw err;
+          throw new SeatStatementsLost(err as Error);
         }
         // The failed statement left the transaction aborted: roll back, or drop the connection.
         await client.query('ROLLBACK').then(

@@ -1,5 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
+import { infraStore, isInfraError } from '../../src/common/infra-errors';
+import { SeatStatementsLost } from '../../src/enroll/seat-statements';
 import { SeatTransactions } from '../../src/enroll/seat.transactions';
 import { createLecture } from '../helpers/api';
 import { RunningApp, TestContext } from '../helpers/test-context';
@@ -15,6 +17,7 @@ describe('Seat statements prepared on the service connections', () => {
   let pool: Pool;
   let seats: SeatTransactions;
   let lectureId: number;
+  let otherId: number;
   const request = (studentId: string) => ({ studentId, deadline: Date.now() + 60_000, queueSeq: null }); // prettier-ignore
 
   /** Every idle connection of the pool, checked out (the pool hands them back last in, first out). */
@@ -29,34 +32,46 @@ describe('Seat statements prepared on the service connections', () => {
     pool = (app.app.get(DataSource).driver as unknown as { master: Pool }).master;
     seats = app.app.get(SeatTransactions);
     ({ id: lectureId } = await createLecture(app.url, { title: 'Prepared', capacity: 10 }));
+    ({ id: otherId } = await createLecture(app.url, { title: 'Other', capacity: 10 }));
   });
   afterAll(() => ctx.close());
 
-  it('a connection whose prepared statements are gone is dropped, and the batch taken on another', async () => {
-    const [first] = await seats.enrollBatch(lectureId, [request('p1')]);
-    expect(first.kind).toBe('ENROLLED');
-    // Gone from the connection that prepared them (as a pooler moving the session, or a
-    // DEALLOCATE, would leave it), which is handed out next.
+  it('connections whose prepared statements are gone are dropped, and the batch taken on one prepared afresh', async () => {
+    // Two connections prepare them: two lectures' batches at once.
+    const firsts = await Promise.all([
+      seats.enrollBatch(lectureId, [request('p1')]),
+      seats.enrollBatch(otherId, [request('p1')]),
+    ]);
+    expect(firsts.map(([o]) => o.kind)).toEqual(['ENROLLED', 'ENROLLED']);
+    // Gone from both (as a pooler moving the session, or a DEALLOCATE, would leave them), and
+    // both handed out before any other: the batch's first try and its retry each get one.
     const idle = await idleConnections();
     const prepared: PoolClient[] = [];
     for (const c of idle) if ((await preparedOn(c)).length > 0) prepared.push(c);
-    expect(prepared).toHaveLength(1);
+    expect(prepared).toHaveLength(2);
     expect(await preparedOn(prepared[0])).toEqual(['auto_enrolled_mail', 'enroll_seats']);
-    await prepared[0].query('DEALLOCATE ALL');
-    for (const c of idle.filter((c) => c !== prepared[0])) c.release();
-    prepared[0].release();
+    for (const c of prepared) await c.query('DEALLOCATE ALL');
+    for (const c of idle.filter((c) => !prepared.includes(c))) c.release();
+    for (const c of prepared) c.release();
 
     const [second] = await seats.enrollBatch(lectureId, [request('p2')]);
     expect(second.kind).toBe('ENROLLED');
-    // and the connection that lost them is no longer in the pool
+    // The first connection tried is no longer in the pool; the retry's prepared them again.
     const after = await idleConnections();
     try {
-      expect(after).not.toContain(prepared[0]);
+      expect(after).not.toContain(prepared[1]);
+      expect(after).toContain(prepared[0]);
       const names = await Promise.all(after.map(preparedOn));
       expect(names.filter((n) => n.length > 0)).toEqual([['auto_enrolled_mail', 'enroll_seats']]);
     } finally {
       for (const c of after) c.release();
     }
+  });
+
+  it('lost on the retry too, a batch is answered as a database fault (UNAVAILABLE), not a bug', () => {
+    const lost = new SeatStatementsLost(Object.assign(new Error('gone'), { code: '26000' }));
+    expect(isInfraError(lost)).toBe(true);
+    expect(infraStore(lost)).toBe('postgres');
   });
 
   it("the statements' plan setting stays inside the seat transactions", async () => {
