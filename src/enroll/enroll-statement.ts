@@ -102,11 +102,11 @@ export function enrollStatementSql(
 
 /**
  * The seat statement of a lecture taken alone — nearly every enroll of a morning — prepared once
- * per connection (seat.transactions.ts). Sent as text, its 9 KB were parsed, analyzed and
- * planned for every batch, a batch of one too: about half of PostgreSQL's time in a seat
- * statement, and the service's in sending it. Prepared, each batch is an EXECUTE of a few
- * hundred bytes with one plan, made at the first (seat.transactions.ts). Parameters: the lecture id, then the
- * batch's student ids, queue sequence numbers and deadlines, in batch order.
+ * per connection (seat-statements.ts). Sent as text, its 9 KB were parsed, analyzed and planned
+ * for every batch, a batch of one too: about half of PostgreSQL's time in a seat statement, and
+ * the service's in sending it. Prepared, each batch is an EXECUTE of a few hundred bytes on one
+ * plan, made at the first. Parameters: the lecture id, then the batch's student ids, queue
+ * sequence numbers and deadlines, in batch order.
  */
 export const ENROLL_STATEMENT = 'enroll_seats';
 
