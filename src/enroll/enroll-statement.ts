@@ -65,7 +65,7 @@ export const LECTURE_COLUMNS = factsColumnsSql();
  */
 export function lockStudentsSql(lectureId: number, studentIds: string[]): string[] {
   // Locked in PostgreSQL's own order of the ids (ORDER BY below), the same in every transaction.
-  const ids = `ARRAY[${studentIds.map(escapeLiteral).join(', ')}]::varchar[]`;
+  const ids = studentIdsSql(studentIds);
   const term = `(SELECT term FROM lecture WHERE id = ${lectureId})`;
   return [
     `INSERT INTO student_term (student_id, term)
@@ -118,20 +118,15 @@ export function prepareEnrollSql(maxCredits: number): string {
 
 /** One batch of a lecture taken alone, by the prepared statement above. */
 export function executeEnrollSql(lectureId: number, requests: EnrollRequest[]): string {
-  const array = (items: string[], type: string) => `ARRAY[${items.join(', ')}]::${type}[]`;
-  const ids = array(
-    requests.map((r) => escapeLiteral(r.studentId)),
-    'varchar',
-  );
-  const seqs = array(
-    requests.map((r) => sqlInt(r.queueSeq)),
-    'bigint',
-  );
-  const deadlines = array(
-    requests.map((r) => sqlInt(r.deadline)),
-    'bigint',
-  );
+  const ids = studentIdsSql(requests.map((r) => r.studentId));
+  const seqs = `ARRAY[${requests.map((r) => sqlInt(r.queueSeq)).join(', ')}]::bigint[]`;
+  const deadlines = `ARRAY[${requests.map((r) => sqlInt(r.deadline)).join(', ')}]::bigint[]`;
   return `EXECUTE ${ENROLL_STATEMENT} (${Number(lectureId)}, ${ids}, ${seqs}, ${deadlines})`;
+}
+
+/** Student ids as a SQL array literal, each escaped. */
+export function studentIdsSql(studentIds: string[]): string {
+  return `ARRAY[${studentIds.map(escapeLiteral).join(', ')}]::varchar[]`;
 }
 
 /**

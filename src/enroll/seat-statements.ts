@@ -1,6 +1,6 @@
-import { escapeLiteral, PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
 import { BEGIN_BOUNDED } from '../holds/hold-timing';
-import { ENROLL_STATEMENT, prepareEnrollSql } from './enroll-statement';
+import { ENROLL_STATEMENT, prepareEnrollSql, studentIdsSql } from './enroll-statement';
 
 /**
  * The seat transactions' statements that each pooled connection prepares once, at its first
@@ -27,8 +27,7 @@ const prepareAutoEnrolledMailSql = `PREPARE ${AUTO_ENROLLED_MAIL} (int, varchar[
 /** The mail of those enrolled by the service itself; none asked: no statement. */
 export function autoEnrolledMailSql(lectureId: number, studentIds: string[]): string[] {
   if (studentIds.length === 0) return [];
-  const ids = `ARRAY[${studentIds.map(escapeLiteral).join(', ')}]::varchar[]`;
-  return [`EXECUTE ${AUTO_ENROLLED_MAIL} (${Number(lectureId)}, ${ids})`];
+  return [`EXECUTE ${AUTO_ENROLLED_MAIL} (${Number(lectureId)}, ${studentIdsSql(studentIds)})`];
 }
 
 /**
